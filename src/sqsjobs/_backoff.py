@@ -1,0 +1,38 @@
+"""Retry delays: exponential growth with full jitter, so failed jobs do not retry in lockstep."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import random as _random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delay policy for retries, in seconds: ``random() * min(max, base * 2 ** (attempt - 1))``.
+
+    ``random`` is injectable so tests can pin the jitter (``lambda: 1.0`` is the ceiling).
+    """
+
+    base: float = 0.2
+    max: float = 60.0
+    random: Callable[[], float] = field(default=_random.random, compare=False)
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.base) and self.base >= 0):
+            raise ValueError(f"Backoff base must be a finite number >= 0, got {self.base!r}")
+        if not (math.isfinite(self.max) and self.max >= self.base):
+            raise ValueError(
+                f"Backoff max must be finite and >= base ({self.base}), got {self.max!r}"
+            )
+
+    def delay(self, attempt: int) -> float:
+        return compute_backoff(attempt, self.base, self.max, self.random)
+
+
+def compute_backoff(attempt: int, base: float, max: float, random: Callable[[], float]) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (1-based), full jitter."""
+    ceiling = min(max, base * 2 ** builtins.max(0, attempt - 1))
+    return float(random() * ceiling)

@@ -1,0 +1,218 @@
+"""Turning an enqueue request into a job record: the one copy both producers share.
+
+``JobQueue`` and ``SyncJobQueue`` differ only in how they call the store; everything
+before that (validation, defaults, serialization, the idempotency fingerprint) happens
+here, before anything is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ._backoff import Backoff
+from ._errors import JobConfigError
+from ._idempotency import fingerprint as fingerprint_of
+from ._lifecycle import initial_status
+from ._models import EnqueueRequest, Job, JobFilter, JobStatus
+from ._time import utc
+from ._validation import (
+    aware,
+    check_idempotency_key,
+    check_job_name,
+    check_queue_name,
+    check_tenant,
+    checked_json,
+    integer,
+    page_limit,
+    seconds,
+)
+
+ENQUEUE_OPTIONS: frozenset[str] = frozenset(
+    f.name for f in dataclasses.fields(EnqueueRequest) if f.name not in ("name", "payload")
+)
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    """A producer's validated settings; built once, at construction."""
+
+    default_queue: str
+    payload_max_bytes: int
+    default_max_attempts: int
+    default_timeout: float
+    default_lease: float
+    backoff: Backoff
+    clock: Callable[[], float]
+
+    @classmethod
+    def build(
+        cls,
+        store: object,
+        *,
+        default_queue: str,
+        payload_max_bytes: int,
+        default_max_attempts: int,
+        default_timeout: float,
+        default_lease: float,
+        backoff: Backoff,
+        clock: Callable[[], float],
+    ) -> QueueConfig:
+        if store is None:
+            raise JobConfigError(
+                "store_required",
+                "A job store is required: MemoryJobStore() for tests and single processes, "
+                "SqsJobStore for production.",
+            )
+        limit = getattr(store, "max_payload_bytes", None)
+        _positive_int(payload_max_bytes, "payload_max_bytes", ceiling=limit)
+        _positive_int(default_max_attempts, "default_max_attempts")
+        _seconds_option(default_timeout, "default_timeout", positive=False)
+        _seconds_option(default_lease, "default_lease", positive=True)
+        if not isinstance(backoff, Backoff):
+            raise ValueError(f"backoff must be a Backoff, got {type(backoff).__name__}")
+        return cls(
+            default_queue=check_queue_name(default_queue),
+            payload_max_bytes=payload_max_bytes,
+            default_max_attempts=default_max_attempts,
+            default_timeout=float(default_timeout),
+            default_lease=float(default_lease),
+            backoff=backoff,
+            clock=clock,
+        )
+
+
+def _positive_int(value: object, what: str, ceiling: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be an int >= 1, got {value!r}")
+    if ceiling is not None and value > ceiling:
+        raise ValueError(f"{what} must be <= {ceiling} for this store, got {value}")
+
+
+def _seconds_option(value: object, what: str, *, positive: bool) -> None:
+    ok = (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and (value > 0 if positive else value >= 0)
+    )
+    if not ok:
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"{what} must be a finite number of seconds {bound}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A validated request: the record to write and its idempotency fingerprint."""
+
+    job: Job
+    fingerprint: str | None
+
+
+def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepared:
+    """Validate ``request`` and build its record; raises ``JobConfigError``, writes nothing."""
+    name = check_job_name(request.name)
+    queue = config.default_queue if request.queue is None else check_queue_name(request.queue)
+    key = (
+        None if request.idempotency_key is None else check_idempotency_key(request.idempotency_key)
+    )
+    tenant = None if request.tenant is None else check_tenant(request.tenant)
+    run_at = _run_at(request, now)
+    payload, _ = checked_json(request.payload, config.payload_max_bytes)
+    job = Job.model_construct(
+        id=uuid.uuid4().hex,
+        queue=queue,
+        name=name,
+        payload=payload,
+        status=initial_status(run_at, now),
+        attempts=0,
+        max_attempts=_option_int(request.max_attempts, config.default_max_attempts),
+        run_at=utc(run_at),
+        created_at=utc(now),
+        updated_at=utc(now),
+        lease_until=None,
+        locked_by=None,
+        lease_token=None,
+        lease=_option_seconds(request.lease, config.default_lease, "lease", positive=True),
+        timeout=_option_seconds(request.timeout, config.default_timeout, "timeout"),
+        priority=integer(request.priority, "priority"),
+        idempotency_key=key,
+        tenant=tenant,
+        last_error=None,
+        completed_at=None,
+        result=None,
+    )
+    return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))
+
+
+def _run_at(request: EnqueueRequest, now: float) -> float:
+    if request.delay is not None and request.run_at is not None:
+        raise JobConfigError("invalid_option", "Pass delay or run_at, not both.")
+    if request.run_at is not None:
+        return aware(request.run_at, "run_at").timestamp()
+    if request.delay is None:
+        return now
+    return now + seconds(request.delay, "delay")
+
+
+def _option_int(value: int | None, default: int) -> int:
+    return default if value is None else integer(value, "max_attempts", minimum=1)
+
+
+def _option_seconds(value: Any, default: float, what: str, *, positive: bool = False) -> float:
+    return default if value is None else seconds(value, what, positive=positive)
+
+
+def prepare_many(
+    config: QueueConfig, requests: Iterable[EnqueueRequest], now: float
+) -> list[Prepared]:
+    """Validate every request before any is written."""
+    prepared = []
+    for index, request in enumerate(requests):
+        if not isinstance(request, EnqueueRequest):
+            raise JobConfigError(
+                "invalid_option",
+                f"enqueue_many() item {index} is a {type(request).__name__}; "
+                "pass EnqueueRequest values",
+            )
+        prepared.append(prepare(config, request, now))
+    return prepared
+
+
+def list_filter(
+    *,
+    queue: str | None,
+    status: JobStatus | str | Iterable[JobStatus | str] | None,
+    name: str | None,
+    tenant: str | None,
+    limit: int,
+) -> tuple[JobFilter, int]:
+    """Validate ``list()`` arguments into a filter and a page size."""
+    return (
+        JobFilter(
+            queue=None if queue is None else check_queue_name(queue),
+            statuses=_statuses(status),
+            name=None if name is None else check_job_name(name),
+            tenant=None if tenant is None else check_tenant(tenant),
+        ),
+        page_limit(limit),
+    )
+
+
+def _statuses(
+    status: JobStatus | str | Iterable[JobStatus | str] | None,
+) -> frozenset[JobStatus] | None:
+    if status is None:
+        return None
+    items = [status] if isinstance(status, str) else list(status)
+    try:
+        return frozenset(JobStatus(item) for item in items)
+    except ValueError:
+        allowed = ", ".join(s.value for s in JobStatus)
+        raise JobConfigError(
+            "invalid_option", f"Invalid status filter {status!r}: allowed statuses are {allowed}"
+        ) from None

@@ -1,0 +1,96 @@
+"""The errors sqsjobs raises to its callers, all in one place.
+
+    Exception
+     ├── ValueError
+     │    └── JobConfigError           bad input or configuration; nothing was written
+     ├── JobIdempotencyConflictError   a key was reused with a different name, tenant or payload
+     ├── JobFatalError                 raised by a handler: dead-letter now, never retry
+     ├── JobTimeoutError               recorded when an attempt overruns its timeout
+     └── JobBatchError                 enqueue_many stopped part-way; `results` were written
+
+Every error carries a machine-readable ``code`` and the fields a caller needs to act
+on it, and its message says what was wrong and what is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ._models import EnqueueResult
+
+ConfigErrorCode = Literal[
+    "invalid_name",
+    "invalid_option",
+    "invalid_payload",
+    "payload_too_large",
+    "store_required",
+    "store_full",
+    "unknown_handler",
+]
+
+MAX_ERROR_CHARS = 2000
+
+
+class JobConfigError(ValueError):
+    """Input or configuration that sqsjobs refuses, raised before anything is written."""
+
+    code: ConfigErrorCode
+
+    def __init__(self, code: ConfigErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class JobIdempotencyConflictError(Exception):
+    """The idempotency key is bound to another job whose name, tenant or payload differ.
+
+    A key is bound to the first request's fingerprint for as long as that job's record
+    exists, so a retried producer with the same request is harmless while a different
+    request under the same key is refused rather than silently dropped.
+    """
+
+    code: Literal["idempotency_conflict"] = "idempotency_conflict"
+
+    def __init__(self, key: str, existing_job_id: str) -> None:
+        super().__init__(
+            f"Idempotency key {key!r} is already bound to job {existing_job_id!r} with a "
+            "different name, tenant or payload; reuse a key only for the same request."
+        )
+        self.key = key
+        self.existing_job_id = existing_job_id
+
+
+class JobFatalError(Exception):
+    """Raise in a handler when no retry can succeed: the job is dead-lettered at once."""
+
+    code: Literal["fatal"] = "fatal"
+
+
+class JobTimeoutError(Exception):
+    """An attempt ran longer than the job's ``timeout``; recorded as a retryable failure."""
+
+    code: Literal["timeout"] = "timeout"
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"Job exceeded its timeout of {timeout:g}s and was cancelled.")
+        self.timeout = timeout
+
+
+class JobBatchError(Exception):
+    """``enqueue_many`` failed part-way; ``results`` holds the requests written before it.
+
+    Raised ``from`` the store's error, so the cause says why the rest was not written.
+    """
+
+    def __init__(self, results: list[EnqueueResult], message: str) -> None:
+        super().__init__(message)
+        self.results = results
+
+
+def describe_error(error: BaseException) -> str:
+    """The ``last_error`` text for a failure: ``"ExcName: message"``, capped in length."""
+    text = f"{type(error).__name__}: {error}"
+    if len(text) > MAX_ERROR_CHARS:
+        return text[: MAX_ERROR_CHARS - 1] + "…"
+    return text

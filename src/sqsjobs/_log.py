@@ -1,0 +1,57 @@
+"""Structured log records: one per state change, through stdlib ``logging``.
+
+Each record carries ``event`` and the job's ``job_id``, ``job_name``, ``queue`` and
+``attempt`` as ``extra`` fields, so a JSON formatter or a log query can filter on them.
+Payloads are never logged: they may hold personal data, and the job id finds them.
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+from typing import Any
+
+from ._models import Job
+
+LOGGER_NAME = "sqsjobs"
+
+
+class Event(StrEnum):
+    ENQUEUE = "jobs.enqueue"
+    DUPLICATE = "jobs.duplicate"
+    CLAIM = "jobs.claim"
+    COMPLETE = "jobs.complete"
+    RETRY = "jobs.retry"
+    DEAD = "jobs.dead"
+    RELEASED = "jobs.released"
+    LEASE_LOST = "jobs.lease_lost"
+    CANCELLED = "jobs.cancelled"
+    WORKER_STARTED = "jobs.worker.started"
+    WORKER_STOPPED = "jobs.worker.stopped"
+    CLAIM_FAILED = "jobs.worker.claim_failed"
+    HOOK_FAILED = "jobs.hook_failed"
+
+
+def default_logger(logger: logging.Logger | None) -> logging.Logger:
+    return logger if logger is not None else logging.getLogger(LOGGER_NAME)
+
+
+def job_fields(job: Job) -> dict[str, Any]:
+    return {"job_id": job.id, "job_name": job.name, "queue": job.queue, "attempt": job.attempts}
+
+
+def log_event(
+    logger: logging.Logger,
+    level: int,
+    event: Event,
+    message: str,
+    job: Job | None = None,
+    **extra: Any,
+) -> None:
+    if not logger.isEnabledFor(level):
+        return
+    fields: dict[str, Any] = {"event": event.value}
+    if job is not None:
+        fields.update(job_fields(job))
+    fields.update(extra)
+    logger.log(level, message, extra=fields)

@@ -1,0 +1,104 @@
+"""The memory store's mutable record: epoch floats and JSON text, copied out as a ``Job``.
+
+Payload and result are held as JSON text and parsed on every read, so each ``Job``
+handed out owns fresh containers and no caller can mutate the store through one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ._lifecycle import ClaimDecision, claim_decision
+from ._models import Job, JobStatus
+from ._time import epoch, utc, utc_or_none
+from ._validation import dump_json
+
+
+@dataclass(slots=True)
+class Record:
+    id: str
+    queue: str
+    name: str
+    payload_json: str
+    status: JobStatus
+    attempts: int
+    max_attempts: int
+    run_at: float
+    created_at: float
+    updated_at: float
+    lease_until: float | None
+    locked_by: str | None
+    lease_token: str | None
+    lease: float
+    timeout: float
+    priority: int
+    idempotency_key: str | None
+    tenant: str | None
+    last_error: str | None
+    completed_at: float | None
+    result_json: str | None
+    fingerprint: str | None
+    expires_at: float | None = None
+    version: int = 0
+
+    @classmethod
+    def from_job(cls, job: Job, fingerprint: str | None) -> Record:
+        return cls(
+            id=job.id,
+            queue=job.queue,
+            name=job.name,
+            payload_json=dump_json(job.payload),
+            status=job.status,
+            attempts=job.attempts,
+            max_attempts=job.max_attempts,
+            run_at=epoch(job.run_at),
+            created_at=epoch(job.created_at),
+            updated_at=epoch(job.updated_at),
+            lease_until=None,
+            locked_by=None,
+            lease_token=None,
+            lease=job.lease,
+            timeout=job.timeout,
+            priority=job.priority,
+            idempotency_key=job.idempotency_key,
+            tenant=job.tenant,
+            last_error=None,
+            completed_at=None,
+            result_json=None,
+            fingerprint=fingerprint,
+        )
+
+    def to_job(self) -> Job:
+        return Job.model_construct(
+            id=self.id,
+            queue=self.queue,
+            name=self.name,
+            payload=json.loads(self.payload_json),
+            status=self.status,
+            attempts=self.attempts,
+            max_attempts=self.max_attempts,
+            run_at=utc(self.run_at),
+            created_at=utc(self.created_at),
+            updated_at=utc(self.updated_at),
+            lease_until=utc_or_none(self.lease_until),
+            locked_by=self.locked_by,
+            lease_token=self.lease_token,
+            lease=self.lease,
+            timeout=self.timeout,
+            priority=self.priority,
+            idempotency_key=self.idempotency_key,
+            tenant=self.tenant,
+            last_error=self.last_error,
+            completed_at=utc_or_none(self.completed_at),
+            result=None if self.result_json is None else json.loads(self.result_json),
+        )
+
+    def ready_entry(self) -> tuple[int, float, float, str, int]:
+        """Heap key for claim order: priority desc, run_at, created_at, id."""
+        return (-self.priority, self.run_at, self.created_at, self.id, self.version)
+
+    def claim_decision(self, now: float) -> ClaimDecision:
+        return claim_decision(
+            self.status, self.run_at, self.lease_until, self.attempts, self.max_attempts, now
+        )

@@ -1,0 +1,215 @@
+"""The producer façades: ``JobQueue`` (async) and ``SyncJobQueue`` (blocking).
+
+Both hold a ``QueueConfig`` and call ``_enqueue.prepare`` for everything before the store;
+each I/O method is a few lines: prepare, one store call, log. ``SyncJobQueue`` talks to the
+store's blocking face, so a Django view or a Lambda function enqueues without an event
+loop and without importing aioboto3.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from functools import cached_property
+from typing import Any
+
+from ._backoff import Backoff
+from ._enqueue import QueueConfig, list_filter, prepare, prepare_many
+from ._errors import JobBatchError
+from ._log import Event, default_logger, log_event
+from ._models import EnqueueRequest, EnqueueResult, Job, JobPage, JobStatus
+from ._store import JobStore, SyncJobStore, sync_face
+
+DEFAULT_BACKOFF = Backoff()
+
+StatusFilter = JobStatus | str | Iterable[JobStatus | str] | None
+
+
+class _BaseQueue:
+    """Configuration and logging shared by both façades; no I/O."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        default_queue: str = "default",
+        payload_max_bytes: int = 65536,
+        default_max_attempts: int = 5,
+        default_timeout: float = 30.0,
+        default_lease: float = 30.0,
+        backoff: Backoff = DEFAULT_BACKOFF,
+        clock: Callable[[], float] = time.time,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.config = QueueConfig.build(
+            store,
+            default_queue=default_queue,
+            payload_max_bytes=payload_max_bytes,
+            default_max_attempts=default_max_attempts,
+            default_timeout=default_timeout,
+            default_lease=default_lease,
+            backoff=backoff,
+            clock=clock,
+        )
+        self.store = store
+        self.logger = default_logger(logger)
+
+    @property
+    def default_queue(self) -> str:
+        return self.config.default_queue
+
+    @property
+    def payload_max_bytes(self) -> int:
+        return self.config.payload_max_bytes
+
+    @property
+    def backoff(self) -> Backoff:
+        return self.config.backoff
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.config.clock
+
+    def _logged(self, result: EnqueueResult) -> EnqueueResult:
+        job = result.job
+        if result.duplicate:
+            log_event(
+                self.logger, logging.INFO, Event.DUPLICATE,
+                f"Job {job.name!r} already enqueued as {job.id} for its idempotency key", job,
+            )  # fmt: skip
+        else:
+            log_event(
+                self.logger, logging.INFO, Event.ENQUEUE,
+                f"Enqueued job {job.name!r} ({job.id})", job,
+                delay=max(0.0, (job.run_at - job.created_at).total_seconds()),
+            )  # fmt: skip
+        return result
+
+    def _logged_all(self, results: list[EnqueueResult]) -> list[EnqueueResult]:
+        return [self._logged(result) for result in results]
+
+    def _logged_cancel(self, job_id: str, cancelled: bool) -> bool:
+        if cancelled:
+            log_event(
+                self.logger, logging.INFO, Event.CANCELLED, f"Cancelled job {job_id}",
+                job_id=job_id,
+            )  # fmt: skip
+        return cancelled
+
+
+class JobQueue(_BaseQueue):
+    """Enqueue, read and cancel jobs from async code."""
+
+    async def enqueue(
+        self,
+        name: str,
+        payload: Any = None,
+        *,
+        queue: str | None = None,
+        idempotency_key: str | None = None,
+        tenant: str | None = None,
+        delay: float | timedelta | None = None,
+        run_at: datetime | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        timeout: float | None = None,
+        lease: float | None = None,
+    ) -> EnqueueResult:
+        request = EnqueueRequest(
+            name, payload, queue, idempotency_key, tenant, delay, run_at, priority,
+            max_attempts, timeout, lease,
+        )  # fmt: skip
+        prepared = prepare(self.config, request, self.clock())
+        return self._logged(await self.store.put(prepared.job, prepared.fingerprint))
+
+    async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        prepared = prepare_many(self.config, requests, self.clock())
+        try:
+            results = await self.store.put_many([(p.job, p.fingerprint) for p in prepared])
+        except JobBatchError as error:
+            self._logged_all(error.results)
+            raise
+        return self._logged_all(results)
+
+    async def get(self, job_id: str) -> Job | None:
+        return await self.store.get(job_id, self.clock())
+
+    async def cancel(self, job_id: str) -> bool:
+        return self._logged_cancel(job_id, await self.store.cancel(job_id, self.clock()))
+
+    async def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage:
+        filter, limit = list_filter(
+            queue=queue, status=status, name=name, tenant=tenant, limit=limit
+        )
+        return await self.store.list(filter, limit, cursor, self.clock())
+
+
+class SyncJobQueue(_BaseQueue):
+    """``JobQueue``'s blocking twin, for Lambda functions, Django, Flask and scripts."""
+
+    @cached_property
+    def _sync(self) -> SyncJobStore:
+        return sync_face(self.store)
+
+    def enqueue(
+        self,
+        name: str,
+        payload: Any = None,
+        *,
+        queue: str | None = None,
+        idempotency_key: str | None = None,
+        tenant: str | None = None,
+        delay: float | timedelta | None = None,
+        run_at: datetime | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        timeout: float | None = None,
+        lease: float | None = None,
+    ) -> EnqueueResult:
+        request = EnqueueRequest(
+            name, payload, queue, idempotency_key, tenant, delay, run_at, priority,
+            max_attempts, timeout, lease,
+        )  # fmt: skip
+        prepared = prepare(self.config, request, self.clock())
+        return self._logged(self._sync.put(prepared.job, prepared.fingerprint))
+
+    def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        prepared = prepare_many(self.config, requests, self.clock())
+        try:
+            results = self._sync.put_many([(p.job, p.fingerprint) for p in prepared])
+        except JobBatchError as error:
+            self._logged_all(error.results)
+            raise
+        return self._logged_all(results)
+
+    def get(self, job_id: str) -> Job | None:
+        return self._sync.get(job_id, self.clock())
+
+    def cancel(self, job_id: str) -> bool:
+        return self._logged_cancel(job_id, self._sync.cancel(job_id, self.clock()))
+
+    def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage:
+        filter, limit = list_filter(
+            queue=queue, status=status, name=name, tenant=tenant, limit=limit
+        )
+        return self._sync.list(filter, limit, cursor, self.clock())
