@@ -1,0 +1,49 @@
+"""What a conformance test gets: a store, the clock it judges time by, and a way to let time pass.
+
+The memory store runs on a fake clock that ``advance`` moves at once. A store whose
+timers are real (SQS visibility and delays) runs on the real clock, and ``advance``
+sleeps; tests therefore keep durations short (leases and delays of a second or two).
+Every harness offers the queues ``default`` and ``other``, and its store keeps terminal
+records for ``RETENTION`` seconds (``DEAD_RETENTION`` for dead ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqsjobs import JobStore
+
+QUEUES = ("default", "other")
+# Every harness builds its store with these, so retention tests need only a short wait.
+RETENTION = 2.0
+DEAD_RETENTION = 4.0
+
+
+class FakeClock:
+    """Epoch seconds that move only when told to."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Harness:
+    kind: str
+    store: JobStore
+    clock: Callable[[], float]
+    advance_clock: Callable[[float], object]
+
+    def now(self) -> float:
+        return self.clock()
+
+    async def advance(self, seconds: float) -> None:
+        result = self.advance_clock(seconds)
+        if hasattr(result, "__await__"):
+            await result  # type: ignore[misc]
