@@ -7,6 +7,7 @@ in SQS and DynamoDB. This package root imports neither the AWS store nor the CLI
 """
 
 from ._backoff import Backoff, compute_backoff
+from ._cron import Cron
 from ._errors import (
     JobBatchError,
     JobConfigError,
@@ -14,30 +15,38 @@ from ._errors import (
     JobIdempotencyConflictError,
     JobTimeoutError,
 )
+from ._handlers import Handler, JobContext, JobRegistry
 from ._idempotency import job_idempotency_key
 from ._memory import MemoryJobStore
 from ._models import EnqueueRequest, EnqueueResult, Job, JobFilter, JobPage, JobStatus
 from ._queue import JobQueue, SyncJobQueue
 from ._store import JobStore, SyncJobStore
+from ._worker import JobWorker, WorkerState
 
 __all__ = [
     "Backoff",
+    "Cron",
     "EnqueueRequest",
     "EnqueueResult",
+    "Handler",
     "Job",
     "JobBatchError",
     "JobConfigError",
+    "JobContext",
     "JobFatalError",
     "JobFilter",
     "JobIdempotencyConflictError",
     "JobPage",
     "JobQueue",
+    "JobRegistry",
     "JobStatus",
     "JobStore",
     "JobTimeoutError",
+    "JobWorker",
     "MemoryJobStore",
     "SyncJobQueue",
     "SyncJobStore",
+    "WorkerState",
     "compute_backoff",
     "job_idempotency_key",
 ]

@@ -30,6 +30,9 @@ class Event(StrEnum):
     WORKER_STOPPED = "jobs.worker.stopped"
     CLAIM_FAILED = "jobs.worker.claim_failed"
     HOOK_FAILED = "jobs.hook_failed"
+    HEARTBEAT_FAILED = "jobs.heartbeat_failed"
+    RUN_FAILED = "jobs.worker.run_failed"
+    CRON_FAILED = "jobs.cron_failed"
 
 
 def default_logger(logger: logging.Logger | None) -> logging.Logger:

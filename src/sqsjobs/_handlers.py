@@ -1,0 +1,205 @@
+"""Handlers: the allowlist of job names a worker runs, and what each one is called with.
+
+A handler is registered under a job name; no code path resolves a handler by import or
+by attribute lookup, so a forged job name can only dead-letter, never run arbitrary code.
+
+Calling convention: a handler with a parameter named ``payload`` gets its parameters in
+declaration order (``payload`` the validated payload, the other one the ``JobContext``);
+any other handler gets the context alone. The payload model is ``model=`` when given,
+else the ``payload`` annotation when it names a pydantic model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ._errors import JobConfigError, JobFatalError
+from ._log import job_fields
+from ._models import Job
+from ._validation import check_job_name
+
+Handler = Callable[["JobContext"], Awaitable[Any]] | Callable[["JobContext"], Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class JobLogAdapter(logging.LoggerAdapter[logging.Logger]):
+    """Adds the job's fields to every record, keeping the caller's own ``extra``.
+
+    A plain ``LoggerAdapter`` replaces the caller's ``extra`` before Python 3.13.
+    """
+
+    def process(
+        self, msg: Any, kwargs: MutableMapping[str, Any]
+    ) -> tuple[Any, MutableMapping[str, Any]]:
+        kwargs["extra"] = {**(kwargs.get("extra") or {}), **(self.extra or {})}
+        return msg, kwargs
+
+
+@dataclass
+class JobContext:
+    """What a handler gets besides its payload: the job, its attempt, cancellation, logging."""
+
+    job: Job
+    payload: Any
+    attempt: int
+    cancelled: asyncio.Event
+    log: logging.LoggerAdapter[logging.Logger]
+    beat: Callable[[], Awaitable[bool]] = field(repr=False)
+
+    async def heartbeat(self) -> bool:
+        """Extend the lease now; ``False`` means it was lost and the run is being cancelled."""
+        return await self.beat()
+
+
+def context_logger(logger: logging.Logger, job: Job) -> JobLogAdapter:
+    return JobLogAdapter(logger, job_fields(job))
+
+
+@dataclass(frozen=True)
+class HandlerSpec:
+    """A registered handler and how to call it, worked out once at registration."""
+
+    name: str
+    function: Callable[..., Any]
+    model: type[BaseModel] | None
+    order: tuple[str, ...]  # "payload" / "ctx" in the order the function takes them
+    is_async: bool
+
+    @classmethod
+    def inspect(
+        cls, name: str, function: object, model: type[BaseModel] | None = None
+    ) -> HandlerSpec:
+        if not callable(function):
+            raise JobConfigError(
+                "invalid_option",
+                f"Handler for {name!r} is a {type(function).__name__}; it must be callable",
+            )
+        order = _argument_order(name, function)
+        if model is None and "payload" in order:
+            model = _annotated_model(function)
+        if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise JobConfigError(
+                "invalid_option", f"Handler {name!r}: model must be a pydantic BaseModel subclass"
+            )
+        return cls(name, function, model, order, _is_async(function))
+
+    def parse(self, payload: Any) -> Any:
+        """The payload as the handler wants it; a mismatch is fatal, since no retry fixes it."""
+        if self.model is None:
+            return payload
+        try:
+            return self.model.model_validate(payload)
+        except ValidationError as invalid:
+            raise JobFatalError(
+                f"Payload does not match {self.model.__name__}: {invalid}"
+            ) from invalid
+
+    def arguments(self, ctx: JobContext) -> list[Any]:
+        return [ctx.payload if part == "payload" else ctx for part in self.order]
+
+
+def _argument_order(name: str, function: Callable[..., Any]) -> tuple[str, ...]:
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return ("ctx",)
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) > 2 or (not positional and not _takes_varargs(parameters)):
+        raise JobConfigError(
+            "invalid_option",
+            f"Handler {name!r} takes {len(positional)} positional parameters; it must take "
+            "ctx, payload, or both (in either order)",
+        )
+    names = [p.name for p in positional]
+    if "payload" not in names:
+        return ("ctx",)
+    return tuple("payload" if n == "payload" else "ctx" for n in names)
+
+
+def _takes_varargs(parameters: list[inspect.Parameter]) -> bool:
+    return any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+def _annotated_model(function: Callable[..., Any]) -> type[BaseModel] | None:
+    """The ``payload`` annotation if it names a model; only that one annotation is resolved."""
+    parameter = inspect.signature(function).parameters["payload"]
+    annotation = parameter.annotation
+    if isinstance(annotation, str):
+        namespace = getattr(inspect.unwrap(function), "__globals__", {})
+        try:
+            annotation = eval(annotation, namespace)
+        except Exception:
+            return None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    call = getattr(function, "__call__", None)  # noqa: B004 - async callable objects
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
+class JobRegistry:
+    """The job names a worker may run, each bound to its handler."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, HandlerSpec] = {}
+
+    def handler(self, name: str, *, model: type[BaseModel] | None = None) -> Callable[[F], F]:
+        """Register the decorated function as the handler for job ``name``."""
+        check_job_name(name)
+
+        def register(function: F) -> F:
+            self.add(name, function, model=model)
+            return function
+
+        return register
+
+    def add(self, name: str, function: Any, *, model: type[BaseModel] | None = None) -> None:
+        check_job_name(name)
+        if name in self._specs:
+            raise JobConfigError("invalid_option", f"A handler for {name!r} is already registered")
+        self._specs[name] = HandlerSpec.inspect(name, function, model)
+
+    @classmethod
+    def from_handlers(cls, handlers: JobRegistry | Mapping[str, Any]) -> JobRegistry:
+        """A registry from a registry or a plain ``{name: handler}`` mapping; never empty."""
+        if isinstance(handlers, JobRegistry):
+            registry = handlers
+        elif isinstance(handlers, Mapping):
+            registry = cls()
+            for name, function in handlers.items():
+                registry.add(name, function)
+        else:
+            raise JobConfigError(
+                "unknown_handler",
+                f"handlers must be a JobRegistry or a mapping of job name to handler, "
+                f"got {type(handlers).__name__}",
+            )
+        if not registry._specs:
+            raise JobConfigError(
+                "unknown_handler",
+                "The handler registry is empty: every claimed job would dead-letter. "
+                "Register handlers with @registry.handler('name').",
+            )
+        return registry
+
+    def get(self, name: str) -> HandlerSpec | None:
+        return self._specs.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)

@@ -1,0 +1,265 @@
+"""The run algorithm for one claimed job, shared by ``JobWorker`` and the Lambda handler.
+
+    claimed ──► unknown name / payload fails its model ──────────────► fail (dead)
+       │
+       ▼ handler task  + heartbeat every lease/3  + timeout timer  (+ cutoff timer)
+       │
+       ├─ returned, result is JSON within the size cap ──────────────► complete
+       ├─ raised JobFatalError ──────────────────────────────────────► fail (dead)
+       ├─ raised anything else, or the result was refused ───────────► fail (retry or dead)
+       └─ interrupted: the *reason* decides, whatever the handler did after it
+            timeout ──► fail with JobTimeoutError (retryable)
+            lease lost (a heartbeat was refused) ──► record nothing: the next claim owns it
+            stop / cutoff ──► release: queued again at once, the attempt not counted
+
+``ctx.cancelled`` is set before the handler task is cancelled, so a handler's
+``except CancelledError`` can already see why. Hooks run only after the store accepted
+the outcome, and a raising hook is logged without changing anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal
+
+from ._backoff import Backoff
+from ._errors import JobConfigError, JobFatalError, JobTimeoutError, describe_error
+from ._handlers import HandlerSpec, JobContext, JobRegistry, context_logger
+from ._lifecycle import STOPPING_ERROR
+from ._log import Event, log_event
+from ._models import Job
+from ._store import JobStore
+from ._validation import checked_json
+
+Reason = Literal["timeout", "lease_lost", "stop", "cutoff"]
+CUTOFF_ERROR = "invocation deadline reached"
+Hook = Callable[..., Any]
+
+
+class Outcome(Enum):
+    COMPLETED = "completed"
+    RETRY = "retry"
+    DEAD = "dead"
+    RELEASED = "released"
+    LOST = "lost"  # the store refused the write: another claim owns the job now
+
+
+@dataclass(frozen=True)
+class Hooks:
+    on_complete: Hook | None = None
+    on_fail: Hook | None = None
+    on_dead: Hook | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run needs from whoever claimed the job."""
+
+    store: JobStore
+    registry: JobRegistry
+    backoff: Backoff
+    payload_max_bytes: int
+    clock: Callable[[], float]
+    logger: logging.Logger
+    worker_id: str
+    hooks: Hooks = Hooks()
+    executor: concurrent.futures.Executor | None = None
+
+
+class JobRun:
+    """One claimed job, run to an outcome the store accepted (or refused)."""
+
+    def __init__(self, job: Job, settings: RunSettings, *, cutoff: float | None = None) -> None:
+        assert job.lease_token is not None, "a claimed job carries its lease token"
+        self.job = job
+        self.token: str = job.lease_token
+        self.settings = settings
+        self.cutoff = cutoff
+        self.cancelled = asyncio.Event()
+        self.reason: Reason | None = None
+        self.thread: concurrent.futures.Future[Any] | None = None
+        self._handler_task: asyncio.Future[Any] | None = None
+
+    def interrupt(self, reason: Reason) -> None:
+        """Cancel the handler for ``reason``; the first reason given is the one that counts."""
+        if self.reason is None:
+            self.reason = reason
+        self.cancelled.set()
+        if self._handler_task is not None:
+            self._handler_task.cancel()
+
+    async def execute(self) -> Outcome:
+        spec = self.settings.registry.get(self.job.name)
+        if spec is None:
+            return await self._fail(JobFatalError(f"Unknown job handler: {self.job.name!r}"))
+        try:
+            payload = spec.parse(self.job.payload)
+        except JobFatalError as invalid:
+            return await self._fail(invalid)
+        return await self._supervise(spec, payload)
+
+    async def _supervise(self, spec: HandlerSpec, payload: Any) -> Outcome:
+        loop = asyncio.get_running_loop()
+        ctx = JobContext(
+            job=self.job,
+            payload=payload,
+            attempt=self.job.attempts,
+            cancelled=self.cancelled,
+            log=context_logger(self.settings.logger, self.job),
+            beat=self._beat,
+        )
+        self._handler_task = asyncio.ensure_future(self._call(spec, ctx))
+        timers = (
+            [loop.call_later(self.job.timeout, self.interrupt, "timeout")]
+            if self.job.timeout > 0
+            else []
+        )
+        if self.cutoff is not None:
+            timers.append(loop.call_later(self.cutoff, self.interrupt, "cutoff"))
+        heartbeats = asyncio.ensure_future(self._heartbeats())
+        try:
+            await asyncio.wait([self._handler_task])
+        finally:
+            for timer in timers:
+                timer.cancel()
+            heartbeats.cancel()
+            self._handler_task.cancel()
+        return await self._settle(self._handler_task)
+
+    async def _call(self, spec: HandlerSpec, ctx: JobContext) -> Any:
+        arguments = spec.arguments(ctx)
+        if spec.is_async:
+            return await spec.function(*arguments)
+        executor = self.settings.executor
+        if executor is None:
+            raise RuntimeError("a sync handler needs an executor to run in")
+        self.thread = executor.submit(functools.partial(spec.function, *arguments))
+        return await asyncio.wrap_future(self.thread)
+
+    async def _settle(self, task: asyncio.Future[Any]) -> Outcome:
+        if self.reason == "lease_lost":
+            return self._lost("its lease was lost")
+        if self.reason in ("stop", "cutoff"):
+            return await self._release(STOPPING_ERROR if self.reason == "stop" else CUTOFF_ERROR)
+        if self.reason == "timeout":
+            return await self._fail(JobTimeoutError(self.job.timeout))
+        if task.cancelled():
+            return await self._fail(asyncio.CancelledError("the handler was cancelled"))
+        error = task.exception()
+        if error is not None:
+            return await self._fail(error)
+        try:
+            result, _ = checked_json(task.result(), self.settings.payload_max_bytes, "result")
+        except JobConfigError as refused:
+            return await self._fail(refused)
+        return await self._complete(result)
+
+    # -- store writes --------------------------------------------------------------------
+
+    async def _complete(self, result: Any) -> Outcome:
+        now = self.settings.clock()
+        if not await self.settings.store.complete(self.job.id, self.token, now, result):
+            return self._lost("the store refused its completion")
+        self._log(logging.INFO, Event.COMPLETE, f"Completed job {self.job.name!r} ({self.job.id})")
+        await self._hook(self.settings.hooks.on_complete, self.job)
+        return Outcome.COMPLETED
+
+    async def _fail(self, error: BaseException) -> Outcome:
+        job, settings = self.job, self.settings
+        will_retry = not isinstance(error, JobFatalError) and job.attempts < job.max_attempts
+        delay = settings.backoff.delay(job.attempts) if will_retry else None
+        now = settings.clock()
+        retry_at = None if delay is None else now + delay
+        message = describe_error(error)
+        if not await settings.store.fail(job.id, self.token, message, retry_at, now):
+            return self._lost("the store refused its failure")
+        if delay is not None:
+            self._log(
+                logging.WARNING, Event.RETRY,
+                f"Job {job.name!r} ({job.id}) failed; retrying in {delay:.3f}s: {message}",
+                delay=delay, error=message,
+            )  # fmt: skip
+            await self._hook(settings.hooks.on_fail, job, error, True, delay)
+            return Outcome.RETRY
+        self._log(
+            logging.ERROR, Event.DEAD, f"Job {job.name!r} ({job.id}) dead-lettered: {message}",
+            error=message,
+        )  # fmt: skip
+        await self._hook(settings.hooks.on_fail, job, error, False, None)
+        await self._hook(settings.hooks.on_dead, job, error)
+        return Outcome.DEAD
+
+    async def _release(self, why: str) -> Outcome:
+        now = self.settings.clock()
+        if not await self.settings.store.release(self.job.id, self.token, why, now):
+            return self._lost("the store refused its release")
+        self._log(
+            logging.INFO, Event.RELEASED,
+            f"Released job {self.job.name!r} ({self.job.id}) back to its queue: {why}", error=why,
+        )  # fmt: skip
+        return Outcome.RELEASED
+
+    def _lost(self, why: str) -> Outcome:
+        self._log(
+            logging.WARNING, Event.LEASE_LOST,
+            f"Job {self.job.name!r} ({self.job.id}) belongs to another claim: {why}",
+        )  # fmt: skip
+        return Outcome.LOST
+
+    # -- lease ---------------------------------------------------------------------------
+
+    async def _heartbeats(self) -> None:
+        interval = self.job.lease / 3
+        while await self._sleep_then_beat(interval):
+            pass
+
+    async def _sleep_then_beat(self, interval: float) -> bool:
+        await asyncio.sleep(interval)
+        try:
+            return await self._beat()
+        except Exception as error:  # a failing store call: the next beat may still succeed
+            self._log(
+                logging.WARNING, Event.HEARTBEAT_FAILED,
+                f"Heartbeat for job {self.job.id} failed: {describe_error(error)}",
+                error=describe_error(error),
+            )  # fmt: skip
+            return True
+
+    async def _beat(self) -> bool:
+        now = self.settings.clock()
+        held = await self.settings.store.heartbeat(
+            self.job.id, self.token, now + self.job.lease, now
+        )
+        if not held:
+            self.interrupt("lease_lost")
+        return held
+
+    # -- observers -----------------------------------------------------------------------
+
+    async def _hook(self, hook: Hook | None, *arguments: Any) -> None:
+        if hook is None:
+            return
+        try:
+            outcome = hook(*arguments)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception as error:
+            self._log(
+                logging.ERROR, Event.HOOK_FAILED,
+                f"Hook {getattr(hook, '__name__', hook)!r} raised for job {self.job.id}: "
+                f"{describe_error(error)}",
+                error=describe_error(error),
+            )  # fmt: skip
+
+    def _log(self, level: int, event: Event, message: str, **extra: Any) -> None:
+        log_event(
+            self.settings.logger, level, event, message, self.job,
+            worker_id=self.settings.worker_id, **extra,
+        )  # fmt: skip
