@@ -34,5 +34,7 @@ class Backoff:
 
 def compute_backoff(attempt: int, base: float, max: float, random: Callable[[], float]) -> float:
     """Seconds to wait after failed attempt number ``attempt`` (1-based), full jitter."""
-    ceiling = min(max, base * 2 ** builtins.max(0, attempt - 1))
+    # A float power: 2 ** 1024 as an int cannot be multiplied by a float (OverflowError);
+    # the exponent is capped where the float is still finite, and min() caps the rest.
+    ceiling = min(max, base * 2.0 ** builtins.min(builtins.max(0, attempt - 1), 1023))
     return float(random() * ceiling)
