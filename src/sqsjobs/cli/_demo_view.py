@@ -1,0 +1,190 @@
+"""How the demo looks: the enqueue table, the live progress, the event log and the results.
+
+Rendering only: every function takes values from the scenario and returns or prints
+rich renderables, so the scenario stays free of terminal concerns. Rows never wrap
+(long cells end in an ellipsis), so each job is one aligned line at any width.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+import rich.progress
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from .. import Job, JobStatus
+from .._log import LOGGER_NAME, Event
+from ._scenario import Enqueued, Progress
+
+STATUS_STYLE = {
+    JobStatus.QUEUED: "cyan",
+    JobStatus.DELAYED: "blue",
+    JobStatus.RUNNING: "yellow",
+    JobStatus.COMPLETED: "green",
+    JobStatus.DEAD: "bold red",
+    JobStatus.CANCELLED: "magenta",
+}
+EVENT_STYLE: dict[str, str] = {
+    Event.COMPLETE: "green",
+    Event.RETRY: "yellow",
+    Event.DEAD: "bold red",
+}
+OUTCOME_EVENTS = frozenset(EVENT_STYLE)
+SHORT_ID = 8
+
+
+def short_id(job_id: str) -> str:
+    return job_id[:SHORT_ID]
+
+
+def status_text(status: JobStatus) -> Text:
+    return Text(status.value, style=STATUS_STYLE[status])
+
+
+def counts_text(counts: Counter[JobStatus]) -> Text:
+    """``queued 3  running 2  completed 4``, in lifecycle order, zeros left out."""
+    text = Text()
+    for status in JobStatus:
+        if counts[status]:
+            text.append(f"{status.value} {counts[status]}  ", style=STATUS_STYLE[status])
+    return text
+
+
+def _table(title: str, *columns: str, flexible: str) -> Table:
+    """The ``flexible`` column shrinks to fit and ends in an ellipsis; the others keep width."""
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for column in columns:
+        if column == flexible:
+            table.add_column(column, ratio=1)
+        else:
+            table.add_column(column, no_wrap=True)
+    return table
+
+
+def _cell(text: str) -> Text:
+    return Text(text, no_wrap=True, overflow="ellipsis")
+
+
+def enqueue_table(enqueued: Sequence[Enqueued]) -> Table:
+    table = _table("Enqueued", "what", "name", "id", "status", "duplicate", flexible="what")
+    for item in enqueued:
+        job = item.result.job
+        status = JobStatus.CANCELLED if item.cancelled else job.status
+        duplicate = Text("yes", style="bold") if item.result.duplicate else ""
+        table.add_row(
+            _cell(item.step.what), job.name, short_id(job.id), status_text(status), duplicate
+        )
+    return table
+
+
+def status_table(jobs: Sequence[Job]) -> Table:
+    table = _table("Jobs", "id", "name", "status", "attempts", "last_error", flexible="last_error")
+    for job in jobs:
+        table.add_row(
+            short_id(job.id), job.name, status_text(job.status),
+            f"{job.attempts}/{job.max_attempts}", _cell(job.last_error or ""),
+        )  # fmt: skip
+    return table
+
+
+def dead_letters(jobs: Sequence[Job]) -> Group:
+    """Every dead job in full: what it carried and why it died, for inspection or redrive."""
+    dead = [job for job in jobs if job.status is JobStatus.DEAD]
+    parts: list[RenderableType] = [Text(f"Dead letters ({len(dead)})", style="bold")]
+    for job in dead:
+        parts.append(Text.assemble((short_id(job.id), "bold red"), f" {job.name}"))
+        fields = Table.grid(padding=(0, 2))
+        fields.add_column(style="dim")
+        fields.add_column(overflow="fold")
+        fields.add_row("attempts", f"{job.attempts}/{job.max_attempts}")
+        fields.add_row("payload", json.dumps(job.payload, ensure_ascii=False))
+        fields.add_row("error", job.last_error or "")
+        parts.append(Padding(fields, (0, 0, 0, 2)))
+    return Group(*parts)
+
+
+def summary(enqueued: Sequence[Enqueued], jobs: Sequence[Job], elapsed: float) -> Text:
+    counts = Counter(job.status for job in jobs)
+    duplicates = sum(item.result.duplicate for item in enqueued)
+    text = Text(
+        f"{len(jobs)} jobs ({len(enqueued)} enqueues, {duplicates} duplicate) in {elapsed:.1f}s: "
+    )
+    return text.append_text(counts_text(counts))
+
+
+@contextmanager
+def live_progress(console: Console, total: int) -> Iterator[Callable[[Progress], None]]:
+    """A live bar of jobs done out of ``total``, with the count in each status."""
+    bar = rich.progress.Progress(
+        rich.progress.SpinnerColumn(),
+        rich.progress.TextColumn("[bold]jobs"),
+        rich.progress.BarColumn(),
+        rich.progress.MofNCompleteColumn(),
+        rich.progress.TimeElapsedColumn(),
+        rich.progress.TextColumn("{task.fields[statuses]}"),
+        console=console,
+    )
+    task = bar.add_task("jobs", total=total, statuses="")
+
+    def update(progress: Progress) -> None:
+        bar.update(task, completed=progress.done, statuses=counts_text(progress.counts))
+
+    with bar:
+        yield update
+
+
+class EventLog(logging.Handler):
+    """Prints sqsjobs' structured log records as one short line per job event."""
+
+    def __init__(self, console: Console, events: frozenset[str] | None) -> None:
+        super().__init__()
+        self.console = console
+        self.events = events
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = str(getattr(record, "event", ""))
+        if self.events is not None and event not in self.events:
+            return
+        label = event.removeprefix("jobs.") or record.levelname.lower()
+        line = Text(f"{label:<9} ", style=EVENT_STYLE.get(event, "dim"))
+        job_id = getattr(record, "job_id", None)
+        if job_id is not None:
+            name = getattr(record, "job_name", None)
+            line.append(f"{name} {short_id(job_id)} " if name else f"{short_id(job_id)} ")
+        line.append(_detail(record) if job_id and event else record.getMessage(), style="dim")
+        self.console.print(line, no_wrap=True, overflow="ellipsis")
+
+
+def _detail(record: logging.LogRecord) -> str:
+    error = getattr(record, "error", None)
+    delay = getattr(record, "delay", None)
+    attempt = getattr(record, "attempt", None)
+    if error is None:
+        return record.getMessage() if attempt is None else f"attempt {attempt}"
+    if delay is not None and getattr(record, "event", None) == Event.RETRY:
+        return f"again in {delay:.2f}s: {error}"
+    return str(error)
+
+
+@contextmanager
+def event_log(console: Console, *, debug: bool) -> Iterator[None]:
+    """Show job outcomes as they happen (every event with ``debug``), then restore logging."""
+    logger = logging.getLogger(LOGGER_NAME)
+    handler = EventLog(console, None if debug else OUTCOME_EVENTS)
+    saved = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if debug else logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
