@@ -113,6 +113,11 @@ class JobWorker:
         return self._executor
 
     @property
+    def queue(self) -> JobQueue:
+        """The producer this worker claims through (its store, clock and backoff)."""
+        return self._queue
+
+    @property
     def state(self) -> WorkerState:
         return WorkerState(
             running=self._started and not self._stopping,
