@@ -48,7 +48,7 @@ from ._lifecycle import (
 from ._log import LOGGER_NAME, Event, log_event
 from ._memory_record import Record
 from ._models import EnqueueResult, Job, JobFilter, JobPage, JobStatus
-from ._validation import dump_json, plain_json
+from ._validation import dump_json, page_limit, plain_json
 
 _logger = logging.getLogger(LOGGER_NAME)
 
@@ -147,7 +147,21 @@ class _Core:
                     claimed.append(self._lease(record, worker_id, now))
                 elif decision is ClaimDecision.DEAD:
                     self._expire_lease(record, now)
+                else:
+                    self._defer(index, record)
             return claimed
+
+    @staticmethod
+    def _defer(index: _QueueIndex, record: Record) -> None:
+        """Put a ready entry that is not due at this ``now`` back on the heap that times it.
+
+        A claim whose clock ran ahead promoted it; dropping it would lose the job for good.
+        """
+        if record.status is RUNNING:
+            assert record.lease_until is not None
+            heapq.heappush(index.leases, (record.lease_until, record.id, record.version))
+        else:
+            heapq.heappush(index.delayed, (record.run_at, record.id, record.version))
 
     def _promote(self, index: _QueueIndex, now: float) -> None:
         while index.delayed and index.delayed[0][0] <= now:
@@ -285,6 +299,7 @@ class _Core:
             return None if record is None else record.to_job()
 
     def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        limit = page_limit(limit)
         after = None if cursor is None else decode_cursor(cursor)
         with self.lock:
             matching = [

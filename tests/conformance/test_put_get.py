@@ -1,0 +1,191 @@
+"""put, put_many and get: round trips, copies, and idempotency keys (SPEC §2.4, §2.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
+
+from .harness import Harness
+from .support import build, claim_one, get, list_ids, put, utc
+
+
+async def test_put_returns_the_record_and_get_reads_it_back(harness: Harness) -> None:
+    now = harness.now()
+    prepared = build(
+        harness, "mail.send", {"to": ["a@b.c"], "n": 1.5, "ok": True, "none": None},
+        idempotency_key="k-1", tenant="acme", priority=7, max_attempts=4, timeout=12.5,
+        lease=9.0, at=now,
+    )  # fmt: skip
+    result = await harness.store.put(prepared.job, prepared.fingerprint)
+    assert result.duplicate is False
+    assert result.job.model_dump(exclude={"id"}) == prepared.job.model_dump(exclude={"id"})
+    assert await get(harness, result.job.id) == result.job
+    assert result.job.status is JobStatus.QUEUED
+    assert result.job.created_at == result.job.run_at == result.job.updated_at == utc(now)
+
+
+async def test_put_of_a_future_job_stores_it_delayed(harness: Harness) -> None:
+    now = harness.now()
+    job = await put(harness, delay=30, at=now)
+    assert (job.status, job.run_at) == (JobStatus.DELAYED, utc(now + 30))
+    assert (await get(harness, job.id)).status is JobStatus.DELAYED
+
+
+async def test_get_of_an_unknown_id_is_none(harness: Harness) -> None:
+    assert await harness.store.get("0" * 32, harness.now()) is None
+
+
+async def test_reads_return_copies_that_cannot_change_the_store(harness: Harness) -> None:
+    payload = {"items": [1, {"deep": "x"}]}
+    prepared = build(harness, payload=payload)
+    stored = (await harness.store.put(prepared.job, prepared.fingerprint)).job
+    payload["items"].append(2)
+    assert isinstance(prepared.job.payload, dict)
+    prepared.job.payload["new"] = 1
+    assert isinstance(stored.payload, dict)
+    stored.payload["items"].clear()
+    read = await get(harness, stored.id)
+    assert isinstance(read.payload, dict)
+    read.payload["items"].append(3)
+    assert (await get(harness, stored.id)).payload == {"items": [1, {"deep": "x"}]}
+
+    job = await claim_one(harness)
+    result = {"rows": [1, 2]}
+    assert await harness.store.complete(job.id, job.lease_token or "", harness.now(), result)
+    result["rows"].append(3)
+    done = await get(harness, job.id)
+    assert isinstance(done.result, dict)
+    done.result["rows"].clear()
+    assert (await get(harness, job.id)).result == {"rows": [1, 2]}
+
+
+# -- idempotency ------------------------------------------------------------------------
+
+
+async def _running(harness: Harness, job_id: str) -> None:
+    await claim_one(harness)
+
+
+async def _completed(harness: Harness, job_id: str) -> None:
+    job = await claim_one(harness)
+    assert await harness.store.complete(job.id, job.lease_token or "", harness.now(), "ok")
+
+
+async def _dead(harness: Harness, job_id: str) -> None:
+    job = await claim_one(harness)
+    assert await harness.store.fail(job.id, job.lease_token or "", "E: x", None, harness.now())
+
+
+async def _cancelled(harness: Harness, job_id: str) -> None:
+    assert await harness.store.cancel(job_id, harness.now())
+
+
+async def _queued(harness: Harness, job_id: str) -> None:
+    pass
+
+
+DRIVE: dict[JobStatus, Callable[[Harness, str], Awaitable[None]]] = {
+    JobStatus.QUEUED: _queued,
+    JobStatus.RUNNING: _running,
+    JobStatus.COMPLETED: _completed,
+    JobStatus.DEAD: _dead,
+    JobStatus.CANCELLED: _cancelled,
+}
+
+
+@pytest.mark.parametrize("status", list(DRIVE))
+async def test_same_key_and_request_is_a_duplicate_whatever_the_status(
+    harness: Harness, status: JobStatus
+) -> None:
+    first = await put(harness, payload={"a": 1, "b": 2}, idempotency_key="k", tenant="t1")
+    await DRIVE[status](harness, first.id)
+    existing = await get(harness, first.id)
+    assert existing.status is status
+    # Options other than name, tenant and payload may differ; the key order does not matter.
+    again = build(
+        harness, payload={"b": 2, "a": 1}, idempotency_key="k", tenant="t1", priority=9,
+        delay=60, max_attempts=1, lease=5,
+    )  # fmt: skip
+    result = await harness.store.put(again.job, again.fingerprint)
+    assert result.duplicate is True
+    assert result.job == existing
+    assert await list_ids(harness) == [first.id]
+
+
+async def test_same_key_for_a_delayed_job_is_a_duplicate(harness: Harness) -> None:
+    first = await put(harness, idempotency_key="k", delay=30)
+    again = build(harness, idempotency_key="k")
+    result = await harness.store.put(again.job, again.fingerprint)
+    assert (result.duplicate, result.job) == (True, first)
+
+
+@pytest.mark.parametrize(
+    ("name", "tenant", "payload"),
+    [("other.job", "t1", {"a": 1}), ("conformance.job", None, {"a": 1}),
+     ("conformance.job", "t2", {"a": 1}), ("conformance.job", "t1", {"a": 2}),
+     ("conformance.job", "t1", None)],
+)  # fmt: skip
+async def test_same_key_with_another_name_tenant_or_payload_conflicts(
+    harness: Harness, name: str, tenant: str | None, payload: object
+) -> None:
+    first = await put(harness, payload={"a": 1}, idempotency_key="k", tenant="t1")
+    other = build(harness, name, payload, idempotency_key="k", tenant=tenant)
+    with pytest.raises(JobIdempotencyConflictError) as caught:
+        await harness.store.put(other.job, other.fingerprint)
+    assert (caught.value.code, caught.value.key) == ("idempotency_conflict", "k")
+    assert caught.value.existing_job_id == first.id
+    assert await list_ids(harness) == [first.id]
+
+
+async def test_keys_are_scoped_per_queue(harness: Harness) -> None:
+    first = await put(harness, idempotency_key="k")
+    second = await put(harness, idempotency_key="k", queue="other")
+    assert first.id != second.id
+    assert (first.queue, second.queue) == ("default", "other")
+
+
+async def test_jobs_without_a_key_are_never_duplicates(harness: Harness) -> None:
+    first = await put(harness, payload={"a": 1})
+    second = await put(harness, payload={"a": 1})
+    assert first.id != second.id
+
+
+# -- put_many ---------------------------------------------------------------------------
+
+
+async def test_put_many_writes_in_order(harness: Harness) -> None:
+    items = [build(harness, payload=i, at=harness.now() + i / 1000) for i in range(3)]
+    results = await harness.store.put_many([(p.job, p.fingerprint) for p in items])
+    assert [(r.duplicate, r.job.payload) for r in results] == [(False, 0), (False, 1), (False, 2)]
+    assert await list_ids(harness) == [r.job.id for r in results]
+    for result in results:
+        assert await get(harness, result.job.id) == result.job
+
+
+async def test_put_many_resolves_repeated_keys_in_order(harness: Harness) -> None:
+    items = [build(harness, payload="x", idempotency_key="k"), build(harness, payload="y"),
+             build(harness, payload="x", idempotency_key="k", priority=3)]  # fmt: skip
+    results = await harness.store.put_many([(p.job, p.fingerprint) for p in items])
+    assert [r.duplicate for r in results] == [False, False, True]
+    assert results[2].job == results[0].job
+
+
+async def test_put_many_stops_at_a_conflict_with_the_written_results(harness: Harness) -> None:
+    now = harness.now()
+    items = [
+        build(harness, payload="x", idempotency_key="k", at=now),
+        build(harness, payload="y", at=now + 0.001),
+        build(harness, payload="z", idempotency_key="k", at=now + 0.002),
+        build(harness, payload="w", at=now + 0.003),
+    ]
+    with pytest.raises(JobBatchError) as caught:
+        await harness.store.put_many([(p.job, p.fingerprint) for p in items])
+    written = caught.value.results
+    assert [(r.duplicate, r.job.payload) for r in written] == [(False, "x"), (False, "y")]
+    cause = caught.value.__cause__
+    assert isinstance(cause, JobIdempotencyConflictError)
+    assert cause.existing_job_id == written[0].job.id
+    assert await list_ids(harness) == [r.job.id for r in written]
