@@ -1,0 +1,17 @@
+"""CloudFormation for sqsjobs: the shipped templates and a deploy that reports progress.
+
+``sqsjobs.yaml`` makes the job table and one job queue (with its dead-letter queue, DLQ
+alarm and IAM policies); ``sqsjobs-queue.yaml`` adds one more queue for an existing
+table. A stack's outputs are what ``SqsJobStore.from_stack`` reads::
+
+    outputs = deploy_stack("jobs", parameters={"QueueName": "default"}, on_event=print)
+    store = SqsJobStore.from_stack("jobs")
+
+This package imports only boto3 (blocking): ``sqsjobs infra`` is a one-off command.
+"""
+
+from ._deploy import deploy_stack
+from ._stack import StackDeployError, StackEvent
+from ._templates import TEMPLATES, template_text
+
+__all__ = ["TEMPLATES", "StackDeployError", "StackEvent", "deploy_stack", "template_text"]

@@ -1,0 +1,258 @@
+"""Create or update a stack from a shipped template, report its events, return its outputs.
+
+The loop polls ``DescribeStacks`` until the stack settles, as botocore's
+``stack_create_complete``/``stack_update_complete`` waiters do, but reads the new stack
+events on every round so a caller can show progress; the waiters would sit silent for
+minutes. Every decision (what to do with the stack's current state, which parameters to
+pass, which event explains a rollback) is a pure function in ``_stack``.
+
+Blocking boto3 only: a deploy is a one-off command, and ``sqsjobs.infra`` must not load
+aioboto3.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Protocol
+
+import boto3  # type: ignore[import-untyped]
+from botocore.config import Config  # type: ignore[import-untyped]
+from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+
+from ._stack import (
+    SUCCEEDED,
+    Action,
+    Declared,
+    StackDeployError,
+    StackEvent,
+    chosen_parameters,
+    deploy_failure,
+    is_settled,
+    next_action,
+)
+from ._templates import template_text
+
+# Creating or updating needs it: the templates make IAM managed policies (unnamed).
+CAPABILITIES = ["CAPABILITY_IAM"]
+POLL_INTERVAL = 5.0
+TIMEOUT = 3_600.0  # as long as botocore's stack waiters wait
+
+NO_PARAMETERS: Mapping[str, str] = MappingProxyType({})
+EventCallback = Callable[[StackEvent], object]
+
+
+class CloudFormationClient(Protocol):
+    """The part of boto3's CloudFormation client a deploy uses (its replies are dicts)."""
+
+    def describe_stacks(self, **kwargs: Any) -> dict[str, Any]: ...
+    def describe_stack_events(self, **kwargs: Any) -> dict[str, Any]: ...
+    def get_template_summary(self, **kwargs: Any) -> dict[str, Any]: ...
+    def create_stack(self, **kwargs: Any) -> dict[str, Any]: ...
+    def update_stack(self, **kwargs: Any) -> dict[str, Any]: ...
+    def delete_stack(self, **kwargs: Any) -> dict[str, Any]: ...
+
+
+def deploy_stack(
+    stack_name: str,
+    *,
+    template: str = "sqsjobs",
+    parameters: Mapping[str, str] = NO_PARAMETERS,
+    endpoint_url: str | None = None,
+    region_name: str | None = None,
+    on_event: EventCallback | None = None,
+) -> dict[str, str]:
+    """Create or update stack ``stack_name`` from a shipped template; return its outputs.
+
+    Waits until CloudFormation has finished, passing every stack event of the operation
+    to ``on_event`` as it appears. An update with nothing to change succeeds at once. On
+    update, parameters not given keep the stack's current values. A stack whose first
+    creation rolled back is deleted and created again. Credentials, region and endpoint
+    follow boto3's standard chain (``AWS_ENDPOINT_URL``, ``AWS_REGION``, profiles);
+    ``endpoint_url`` and ``region_name`` override it.
+
+    Raises:
+        StackDeployError: CloudFormation refused the request, rolled the operation back
+            (the message names the failed resource and why), or did not finish in time.
+        ValueError: ``template`` is not a shipped template's name.
+    """
+    body = template_text(template)
+    session = boto3.session.Session(region_name=region_name)
+    client = session.client(
+        "cloudformation",
+        endpoint_url=endpoint_url,
+        config=Config(retries={"mode": "standard", "max_attempts": 5}),
+    )
+    try:
+        return Deployment(client, stack_name, on_event).run(body, parameters)
+    finally:
+        client.close()
+
+
+class Deployment:
+    """One deploy of one stack: the client, where to report, and how long to wait."""
+
+    def __init__(
+        self,
+        client: CloudFormationClient,
+        stack_name: str,
+        on_event: EventCallback | None = None,
+        *,
+        poll_interval: float = POLL_INTERVAL,
+        timeout: float = TIMEOUT,
+        sleep: Callable[[float], object] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.stack_name = stack_name
+        self.on_event = on_event
+        self.poll_interval = poll_interval
+        self.timeout = timeout
+        self.sleep = sleep
+        self.clock = clock
+
+    def run(self, body: str, given: Mapping[str, str]) -> dict[str, str]:
+        stack = self._describe(self.stack_name)
+        action = next_action(self.stack_name, None if stack is None else stack["StackStatus"])
+        if stack is not None and action is Action.UPDATE:
+            return self._update_existing(stack, body, given)
+        if stack is not None:  # Action.RECREATE
+            self._delete(stack["StackId"])
+        return self._settle(self._create(body, given), seen=None)
+
+    def _update_existing(
+        self, stack: Mapping[str, Any], body: str, given: Mapping[str, str]
+    ) -> dict[str, str]:
+        seen = self._newest_event_id(stack["StackId"])
+        if not self._update(stack, body, given):
+            return outputs(stack)
+        return self._settle(stack["StackId"], seen)
+
+    def _create(self, body: str, given: Mapping[str, str]) -> str:
+        request = {
+            "StackName": self.stack_name,
+            "TemplateBody": body,
+            "Parameters": chosen_parameters(given, self._declared(body), {}),
+            "Capabilities": CAPABILITIES,
+        }
+        try:
+            return str(self.client.create_stack(**request)["StackId"])
+        except ClientError as error:
+            raise self._refused("create", error) from error
+
+    def _update(self, stack: Mapping[str, Any], body: str, given: Mapping[str, str]) -> bool:
+        """Start an update; ``False`` if CloudFormation found nothing to change."""
+        previous = {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])}
+        request = {
+            "StackName": stack["StackId"],
+            "TemplateBody": body,
+            "Parameters": chosen_parameters(given, self._declared(body), previous),
+            "Capabilities": CAPABILITIES,
+        }
+        try:
+            self.client.update_stack(**request)
+        except ClientError as error:
+            if _message(error) == "No updates are to be performed.":
+                return False
+            raise self._refused("update", error) from error
+        return True
+
+    def _declared(self, body: str) -> dict[str, Declared]:
+        """The template's parameters, as CloudFormation reads them."""
+        summary = self.client.get_template_summary(TemplateBody=body)
+        return {
+            str(p["ParameterKey"]): Declared(
+                None if p.get("DefaultValue") is None else str(p["DefaultValue"]),
+                bool(p.get("NoEcho")),
+            )
+            for p in summary.get("Parameters", [])
+        }
+
+    def _delete(self, stack_id: str) -> None:
+        seen = self._newest_event_id(stack_id)
+        self.client.delete_stack(StackName=stack_id)
+        status, events = self._wait(stack_id, seen)
+        if status != "DELETE_COMPLETE":
+            raise deploy_failure(self.stack_name, status, events)
+
+    def _settle(self, stack_id: str, seen: str | None) -> dict[str, str]:
+        """Wait for the operation started on ``stack_id``; its outputs, or why it failed."""
+        status, events = self._wait(stack_id, seen)
+        if status not in SUCCEEDED:
+            raise deploy_failure(self.stack_name, status, events)
+        stack = self._describe(stack_id)
+        return {} if stack is None else outputs(stack)
+
+    def _wait(self, stack_id: str, seen: str | None) -> tuple[str, list[StackEvent]]:
+        """Poll until the stack settles, reporting events; its final status and the events.
+
+        The status is read before the events, so the events of a settled stack are
+        complete when the loop ends.
+        """
+        deadline = self.clock() + self.timeout
+        events: list[StackEvent] = []
+        while True:
+            stack = self._describe(stack_id)
+            status = "DELETE_COMPLETE" if stack is None else str(stack["StackStatus"])
+            fresh = self._events_since(stack_id, seen)
+            for event in fresh:
+                if self.on_event is not None:
+                    self.on_event(event)
+            events += fresh
+            seen = fresh[-1].event_id if fresh else seen
+            if is_settled(status):
+                return status, events
+            if self.clock() >= deadline:
+                raise self._timed_out(status)
+            self.sleep(self.poll_interval)
+
+    def _events_since(self, stack_id: str, seen: str | None) -> list[StackEvent]:
+        """Events newer than the one with id ``seen`` (all if ``None``), oldest first."""
+        newest_first: list[StackEvent] = []
+        request: dict[str, Any] = {"StackName": stack_id}
+        while True:
+            page = self.client.describe_stack_events(**request)
+            for raw in page.get("StackEvents", []):
+                event = StackEvent.from_reply(raw)
+                if event.event_id == seen:
+                    return newest_first[::-1]
+                newest_first.append(event)
+            if not page.get("NextToken"):
+                return newest_first[::-1]
+            request["NextToken"] = page["NextToken"]
+
+    def _newest_event_id(self, stack_id: str) -> str | None:
+        page = self.client.describe_stack_events(StackName=stack_id)
+        events = page.get("StackEvents", [])
+        return str(events[0]["EventId"]) if events else None
+
+    def _describe(self, stack: str) -> dict[str, Any] | None:
+        """The stack (by name or id), or ``None`` if there is none."""
+        try:
+            stacks = self.client.describe_stacks(StackName=stack)["Stacks"]
+        except ClientError as error:
+            if "does not exist" in _message(error):
+                return None
+            raise
+        return dict(stacks[0]) if stacks else None
+
+    def _timed_out(self, status: str) -> StackDeployError:
+        message = (
+            f"Stack {self.stack_name!r} is still {status} after {self.timeout:.0f} s; "
+            "CloudFormation carries on: follow it in the console"
+        )
+        return StackDeployError(self.stack_name, status, message)
+
+    def _refused(self, action: str, error: ClientError) -> StackDeployError:
+        message = f"CloudFormation refused to {action} stack {self.stack_name!r}: {_message(error)}"
+        return StackDeployError(self.stack_name, None, message)
+
+
+def outputs(stack: Mapping[str, Any]) -> dict[str, str]:
+    """A described stack's outputs as ``{OutputKey: OutputValue}``."""
+    return {str(o["OutputKey"]): str(o["OutputValue"]) for o in stack.get("Outputs", [])}
+
+
+def _message(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Message", ""))

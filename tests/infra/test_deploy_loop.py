@@ -1,0 +1,261 @@
+"""The deploy loop against a scripted CloudFormation: rollbacks, no-op updates, states.
+
+The emulator finishes every operation at once and never rolls back, so the paths that
+need a slow or failing CloudFormation run here, on a fake client whose stack walks
+through a scripted list of statuses (one step per ``DescribeStacks``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+
+from sqsjobs.infra import StackDeployError, StackEvent
+from sqsjobs.infra._deploy import CAPABILITIES, Deployment
+from sqsjobs.infra._stack import Declared, chosen_parameters, root_causes
+
+NAME = "jobs"
+STACK_TYPE = "AWS::CloudFormation::Stack"
+SUMMARY = {
+    "Parameters": [
+        {"ParameterKey": "QueueName", "DefaultValue": "default", "NoEcho": False},
+        {"ParameterKey": "MaxReceiveCount", "DefaultValue": "10", "NoEcho": False},
+    ]
+}
+
+
+def event(n: int, logical_id: str, status: str, reason: str | None = None) -> dict[str, Any]:
+    return {
+        "EventId": f"e{n}",
+        "Timestamp": datetime(2030, 1, 1, 0, 0, n, tzinfo=UTC),
+        "LogicalResourceId": logical_id,
+        "ResourceType": STACK_TYPE if logical_id == NAME else "AWS::SQS::Queue",
+        "ResourceStatus": status,
+        "ResourceStatusReason": reason,
+    }
+
+
+def refused(message: str) -> ClientError:
+    return ClientError({"Error": {"Code": "ValidationError", "Message": message}}, "Op")
+
+
+class FakeCloudFormation:
+    """One stack. Each DescribeStacks returns the first of ``statuses`` and moves on (the
+    last one stays); once an operation has started, each also reveals one pending event."""
+
+    def __init__(self, statuses: Iterable[str] = (), events: Iterable[dict[str, Any]] = ()):
+        self.statuses = list(statuses)
+        self.pending = list(events)  # revealed one per DescribeStacks, oldest first
+        self.events: list[dict[str, Any]] = []  # newest first, as AWS returns them
+        self.exists = bool(self.statuses)
+        self.parameters: list[dict[str, Any]] = [
+            {"ParameterKey": "QueueName", "ParameterValue": "high"}
+        ]
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.update_error: ClientError | None = None
+        self.create_error: ClientError | None = None
+        self.started = False
+
+    def describe_stacks(self, **kwargs: Any) -> dict[str, Any]:
+        if not self.exists:
+            raise refused(f"Stack with id {kwargs['StackName']} does not exist")
+        status = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+        if self.started and self.pending:
+            self.events.insert(0, self.pending.pop(0))
+        stack = {
+            "StackId": f"arn:stack/{NAME}/1", "StackName": NAME,
+            "StackStatus": status, "Parameters": self.parameters,
+            "Outputs": [{"OutputKey": "TableName", "OutputValue": "jobs-table"}],
+        }  # fmt: skip
+        return {"Stacks": [stack]}
+
+    def describe_stack_events(self, **kwargs: Any) -> dict[str, Any]:
+        return {"StackEvents": list(self.events)}
+
+    def get_template_summary(self, **kwargs: Any) -> dict[str, Any]:
+        return SUMMARY
+
+    def create_stack(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("create_stack", kwargs))
+        self.started = True
+        if self.create_error is not None:
+            raise self.create_error
+        self.exists = True
+        return {"StackId": f"arn:stack/{NAME}/1"}
+
+    def update_stack(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("update_stack", kwargs))
+        self.started = True
+        if self.update_error is not None:
+            raise self.update_error
+        return {"StackId": f"arn:stack/{NAME}/1"}
+
+    def delete_stack(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("delete_stack", kwargs))
+        self.started = True
+        return {}
+
+
+def run(
+    fake: FakeCloudFormation, given: dict[str, str] | None = None, timeout: float = 100.0
+) -> tuple[dict[str, str], list[StackEvent], list[float]]:
+    seen: list[StackEvent] = []
+    slept: list[float] = []
+    clock = iter(range(0, 10_000, 10))
+    deployment = Deployment(
+        fake, NAME, seen.append, poll_interval=10.0, timeout=timeout,
+        sleep=slept.append, clock=lambda: float(next(clock)),
+    )  # fmt: skip
+    return deployment.run("template", given or {}), seen, slept
+
+
+def test_create_waits_and_reports_each_event_once_in_order() -> None:
+    fake = FakeCloudFormation(
+        events=[
+            event(1, NAME, "CREATE_IN_PROGRESS", "User Initiated"),
+            event(2, "JobQueue", "CREATE_IN_PROGRESS"),
+            event(3, "JobQueue", "CREATE_COMPLETE"),
+            event(4, NAME, "CREATE_COMPLETE"),
+        ]
+    )
+    fake.statuses = ["CREATE_IN_PROGRESS"] * 4 + ["CREATE_COMPLETE"]
+    outputs, seen, slept = run(fake, {"QueueName": "high"})
+    assert outputs == {"TableName": "jobs-table"}
+    assert [e.event_id for e in seen] == ["e1", "e2", "e3", "e4"]
+    assert slept == [10.0] * 4
+    (name, request), *_ = fake.calls
+    assert name == "create_stack"
+    assert request["Capabilities"] == CAPABILITIES
+    assert request["Parameters"] == [
+        {"ParameterKey": "QueueName", "ParameterValue": "high"},
+        {"ParameterKey": "MaxReceiveCount", "ParameterValue": "10"},
+    ]
+
+
+def test_rollback_raises_with_the_failed_resource_and_its_reason() -> None:
+    fake = FakeCloudFormation(
+        events=[
+            event(1, NAME, "CREATE_IN_PROGRESS", "User Initiated"),
+            event(2, "DeadLetterQueue", "CREATE_FAILED", "Resource creation cancelled"),
+            event(3, "JobQueue", "CREATE_FAILED", "Queue name too long"),
+            event(4, NAME, "ROLLBACK_IN_PROGRESS", "The following resource(s) failed"),
+            event(5, NAME, "ROLLBACK_COMPLETE"),
+        ]
+    )
+    fake.statuses = ["CREATE_IN_PROGRESS"] * 4 + ["ROLLBACK_COMPLETE"]
+    with pytest.raises(StackDeployError) as raised:
+        run(fake)
+    error = raised.value
+    assert str(error) == (
+        "Stack 'jobs' failed to deploy (ROLLBACK_COMPLETE): "
+        "JobQueue (AWS::SQS::Queue) CREATE_FAILED: Queue name too long"
+    )
+    assert (error.stack_name, error.status) == (NAME, "ROLLBACK_COMPLETE")
+    assert [e.logical_id for e in error.failures] == ["JobQueue"]
+
+
+def test_update_keeps_previous_values_and_reports_only_new_events() -> None:
+    fake = FakeCloudFormation(["UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"])
+    fake.events = [event(1, NAME, "CREATE_COMPLETE")]
+    fake.pending = [event(2, NAME, "UPDATE_IN_PROGRESS"), event(3, NAME, "UPDATE_COMPLETE")]
+    _, seen, _ = run(fake, {"MaxReceiveCount": "3"})
+    assert [e.event_id for e in seen] == ["e2", "e3"]
+    (name, request), *_ = fake.calls
+    assert name == "update_stack"
+    assert request["Parameters"] == [
+        {"ParameterKey": "MaxReceiveCount", "ParameterValue": "3"},
+        {"ParameterKey": "QueueName", "ParameterValue": "high"},
+    ]
+
+
+def test_update_with_nothing_to_change_succeeds_at_once() -> None:
+    fake = FakeCloudFormation(["UPDATE_COMPLETE"])
+    fake.update_error = refused("No updates are to be performed.")
+    outputs, seen, slept = run(fake)
+    assert (outputs, seen, slept) == ({"TableName": "jobs-table"}, [], [])
+
+
+def test_update_refused_for_another_reason_raises() -> None:
+    fake = FakeCloudFormation(["CREATE_COMPLETE"])
+    fake.update_error = refused("Parameters: [Nope] do not exist in the template")
+    with pytest.raises(StackDeployError, match=r"refused to update stack 'jobs': Parameters"):
+        run(fake, {"Nope": "1"})
+
+
+def test_create_refused_raises_with_the_reason() -> None:
+    fake = FakeCloudFormation()
+    fake.create_error = refused("Parameters: [TableName] must have values")
+    with pytest.raises(StackDeployError, match=r"refused to create stack 'jobs': .*TableName"):
+        run(fake)
+
+
+def test_a_stack_whose_creation_rolled_back_is_deleted_and_created_again() -> None:
+    fake = FakeCloudFormation(["ROLLBACK_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"])
+    fake.pending = [event(2, NAME, "DELETE_IN_PROGRESS"), event(3, NAME, "DELETE_COMPLETE")]
+    original_create = fake.create_stack
+
+    def create_stack(**kwargs: Any) -> dict[str, Any]:
+        # A new stack: new statuses, and none of the old stack's events.
+        fake.statuses = ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
+        fake.events = []
+        fake.pending = [event(4, NAME, "CREATE_IN_PROGRESS"), event(5, NAME, "CREATE_COMPLETE")]
+        return original_create(**kwargs)
+
+    fake.create_stack = create_stack  # type: ignore[method-assign]
+    _, seen, _ = run(fake)
+    assert [name for name, _ in fake.calls] == ["delete_stack", "create_stack"]
+    assert [e.event_id for e in seen] == ["e2", "e3", "e4", "e5"]
+
+
+@pytest.mark.parametrize(
+    ("status", "hint"),
+    [
+        ("UPDATE_IN_PROGRESS", "another operation is in progress"),
+        ("UPDATE_ROLLBACK_FAILED", "fix or delete it"),
+    ],
+)
+def test_a_stack_in_another_state_is_left_alone(status: str, hint: str) -> None:
+    fake = FakeCloudFormation([status])
+    with pytest.raises(StackDeployError, match=f"cannot be deployed while {status}: {hint}"):
+        run(fake)
+    assert fake.calls == []
+
+
+def test_an_operation_that_outlasts_the_timeout_raises() -> None:
+    fake = FakeCloudFormation()
+    fake.statuses = ["CREATE_IN_PROGRESS"]
+    with pytest.raises(StackDeployError, match=r"still CREATE_IN_PROGRESS after 30 s"):
+        run(fake, timeout=30.0)
+
+
+# -- the pure rules ------------------------------------------------------------------------
+
+
+def test_parameters_given_then_previous_then_default() -> None:
+    declared = {
+        "Given": Declared("d", no_echo=False),
+        "Kept": Declared("d", no_echo=False),
+        "Secret": Declared(None, no_echo=True),
+        "Defaulted": Declared("7", no_echo=False),
+        "Required": Declared(None, no_echo=False),
+    }
+    previous = {"Given": "old", "Kept": "old", "Secret": "****", "Dropped": "old"}
+    assert chosen_parameters({"Given": "new", "Unknown": "x"}, declared, previous) == [
+        {"ParameterKey": "Given", "ParameterValue": "new"},
+        {"ParameterKey": "Unknown", "ParameterValue": "x"},
+        {"ParameterKey": "Kept", "ParameterValue": "old"},
+        {"ParameterKey": "Secret", "UsePreviousValue": True},
+        {"ParameterKey": "Defaulted", "ParameterValue": "7"},
+    ]
+
+
+def test_root_causes_fall_back_to_whatever_failed() -> None:
+    cancelled = StackEvent.from_reply(event(1, "A", "CREATE_FAILED", "Resource creation cancelled"))
+    stack = StackEvent.from_reply(event(2, NAME, "UPDATE_FAILED", "stack says no"))
+    assert root_causes(NAME, [cancelled, stack]) == [cancelled]
+    assert root_causes(NAME, [stack]) == [stack]
+    assert root_causes(NAME, []) == []
