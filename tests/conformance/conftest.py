@@ -6,6 +6,8 @@ that yields a ``Harness`` with a fresh, empty store.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
@@ -13,7 +15,7 @@ import pytest
 
 from sqsjobs import MemoryJobStore
 
-from .harness import DEAD_RETENTION, RETENTION, FakeClock, Harness
+from .harness import DEAD_RETENTION, QUEUES, RETENTION, FakeClock, Harness
 
 
 @asynccontextmanager
@@ -23,8 +25,25 @@ async def memory_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harnes
     yield Harness("memory", store, clock, clock.advance)
 
 
+@asynccontextmanager
+async def sqs_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    """SqsJobStore on the session's AWS emulator, fresh resources per test, real time."""
+    from sqsjobs.aws import SqsJobStore
+    from tests.aws.emulator import shared_endpoint, unique_prefix
+
+    store = SqsJobStore.create(
+        unique_prefix(), queues=QUEUES, retention=RETENTION, dead_retention=DEAD_RETENTION,
+        endpoint_url=shared_endpoint(request.config),
+    )  # fmt: skip
+    try:
+        yield Harness("sqs", store, time.time, asyncio.sleep)
+    finally:
+        await store.aclose()
+
+
 FACTORIES: dict[str, Callable[[pytest.FixtureRequest], AbstractAsyncContextManager[Harness]]] = {
-    "memory": memory_harness
+    "memory": memory_harness,
+    "sqs": sqs_harness,
 }
 
 

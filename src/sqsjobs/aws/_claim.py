@@ -1,0 +1,174 @@
+"""Claiming: receive up to ten messages, then one conditional ``UpdateItem`` per message.
+
+The claim write succeeds only for a record the lifecycle rules call runnable (see
+``_dynamo.CLAIMABLE``), so two workers holding the same message (SQS delivers at least
+once) cannot both run it. A refused write returns the record as it was (ALL_OLD), and
+``judge`` decides what the message needs, without spending an attempt:
+
+    record missing, expired or terminal ──► delete the message
+    running, lease live (a duplicate)   ──► hide it until that lease ends
+    running, lease over, last attempt   ──► record dead, message to the DLQ
+    delayed, not due (delays > 15 min)  ──► hide it until due, or re-send a fresh one
+    belongs to another queue            ──► DLQ, like a malformed body
+
+Receiving and claiming are two flows so the store can let a long poll be cancelled but
+shield the claim step once messages are in hand.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .._lifecycle import DEAD as DEAD_STATUS
+from .._lifecycle import (
+    DELAYED,
+    LEASE_EXPIRED_ERROR,
+    RUNNING,
+    TERMINAL,
+    ClaimDecision,
+    claim_decision,
+    expires_at,
+)
+from .._models import Job
+from . import _dynamo, _sqs
+from ._deliveries import Delivery
+from ._items import Stored, stored_from_item
+from ._layout import Layout
+from ._messages import MessagePlan, carry_out
+from ._sqs import MalformedMessage, Message
+from ._transport import AwsError, ConditionFailed, Flow, Parallel
+
+
+class Verdict(Enum):
+    DELETE = "delete"
+    MISROUTED = "misrouted"
+    LEASE_ENDED = "lease_ended"
+    LEASED = "leased"
+    NOT_DUE = "not_due"
+    LEAVE = "leave"
+
+
+@dataclass
+class Claimed:
+    """What one claim round did: jobs leased to the caller, and what the store must log."""
+
+    deliveries: list[Delivery] = field(default_factory=list)
+    dead: list[Job] = field(default_factory=list)
+    malformed: list[tuple[Message, str]] = field(default_factory=list)
+    errors: list[AwsError] = field(default_factory=list)
+
+
+def receive(url: str, limit: int, wait: int, visibility: int) -> Flow[list[Message]]:
+    reply = yield _sqs.receive(url, limit, wait, visibility)
+    return [_sqs.message_from_reply(raw) for raw in reply.get("Messages", [])]
+
+
+def judge(stored: Stored | None, queue: str, now: float) -> Verdict:
+    """Why a claim write was refused, and so what the message needs."""
+    if stored is None or stored.expired(now) or stored.job.status in TERMINAL:
+        return Verdict.DELETE
+    job = stored.job
+    if job.queue != queue:
+        return Verdict.MISROUTED
+    lease_until = None if job.lease_until is None else job.lease_until.timestamp()
+    decision = claim_decision(
+        job.status, job.run_at.timestamp(), lease_until, job.attempts, job.max_attempts, now
+    )
+    if decision is ClaimDecision.DEAD:
+        return Verdict.LEASE_ENDED
+    if decision is ClaimDecision.SKIP and job.status is RUNNING:
+        return Verdict.LEASED
+    if decision is ClaimDecision.SKIP and job.status is DELAYED:
+        return Verdict.NOT_DUE
+    return Verdict.LEAVE
+
+
+def claim_received(
+    layout: Layout,
+    queue: str,
+    messages: Sequence[Message],
+    worker_id: str,
+    now: float,
+    visibility: int,
+) -> Flow[Claimed]:
+    """Claim the jobs ``messages`` deliver; settle every message that needs no run."""
+    info = layout.info(queue)
+    claimed, plan = Claimed(), MessagePlan()
+    valid: list[tuple[Message, _sqs.Token]] = []
+    for message in messages:
+        try:
+            valid.append((message, _sqs.parse_body(message.body, queue)))
+        except MalformedMessage as bad:
+            claimed.malformed.append((message, str(bad)))
+            plan.dead_letters.append(message)
+    calls = tuple(
+        _dynamo.claim(
+            layout.table, t.job_id, queue, worker_id, uuid.uuid4().hex, now + t.lease, now
+        )
+        for _, t in valid
+    )
+    replies = (yield Parallel(calls)) if calls else []
+    for (message, _), reply in zip(valid, replies, strict=True):
+        if isinstance(reply, ConditionFailed):
+            yield from _refused(layout, queue, message, reply.item, now, claimed, plan)
+        elif isinstance(reply, AwsError):
+            claimed.errors.append(reply)  # not claimed: the message returns at its visibility
+        else:
+            job = stored_from_item(reply["Attributes"]).job
+            claimed.deliveries.append(Delivery(job, message))
+            if _sqs.visibility_for(job.lease) != visibility:
+                plan.hides.append((message.receipt_handle, _sqs.visibility_for(job.lease)))
+    if plan:
+        yield from carry_out(plan, info)
+    return claimed
+
+
+def _refused(
+    layout: Layout,
+    queue: str,
+    message: Message,
+    item: dict[str, object] | None,
+    now: float,
+    claimed: Claimed,
+    plan: MessagePlan,
+) -> Flow[None]:
+    stored = None if item is None else stored_from_item(item)
+    verdict = judge(stored, queue, now)
+    info = layout.info(queue)
+    if verdict is Verdict.DELETE:
+        plan.deletes.append(message.receipt_handle)
+    elif verdict is Verdict.MISROUTED:
+        assert stored is not None
+        claimed.malformed.append((message, f"job {stored.job.id} belongs to another queue"))
+        plan.dead_letters.append(message)
+    elif verdict is Verdict.LEASE_ENDED:
+        assert stored is not None
+        job = yield from _expire(layout, stored.job, now)
+        if job is not None:
+            claimed.dead.append(job)
+            plan.dead_letters.append(message)
+    elif verdict is Verdict.LEASED:
+        assert stored is not None and stored.job.lease_until is not None
+        due = stored.job.lease_until.timestamp() + 0.001
+        plan.return_at(message, _sqs.plan_return(message, due, now, info, hop=True))
+    elif verdict is Verdict.NOT_DUE:
+        assert stored is not None
+        due = stored.job.run_at.timestamp()
+        plan.return_at(message, _sqs.plan_return(message, due, now, info, hop=True))
+
+
+def _expire(layout: Layout, job: Job, now: float) -> Flow[Job | None]:
+    """Dead-letter a job whose lease ended on its final attempt; None if someone else acted."""
+    expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
+    assert job.lease_token is not None and expiry is not None
+    call = _dynamo.expire_lease(
+        layout.table, job.id, job.lease_token, LEASE_EXPIRED_ERROR, now, expiry
+    )
+    try:
+        reply = yield call
+    except ConditionFailed:
+        return None
+    return stored_from_item(reply["Attributes"]).job

@@ -1,0 +1,123 @@
+"""Store configuration: constructor checks, and reading it from the environment or a stack.
+
+Both ``SQSJOBS_QUEUES`` and the stack output ``QueueUrls`` use one format,
+``"default=URL,high=URL"``, so a stack's outputs can be copied into a Lambda's
+environment as they are. Explicit keyword arguments always win over what is read.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._validation import check_queue_name
+from ._layout import Layout
+from ._transport import BotoTransport, Call, Endpoint
+
+__all__ = ["Endpoint", "StoreSettings", "env_arguments", "parse_urls", "stack_arguments"]
+
+TABLE_ENV = "SQSJOBS_TABLE"
+QUEUES_ENV = "SQSJOBS_QUEUES"
+DEAD_LETTER_ENV = "SQSJOBS_DEAD_LETTER_QUEUES"
+# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls is optional.
+STACK_OUTPUTS = ("TableName", "QueueUrls")
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    endpoint: Endpoint
+    layout: Layout
+    wait_time: float
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        table_name: str,
+        queue_urls: Mapping[str, str],
+        dead_letter_queue_urls: Mapping[str, str] | None,
+        endpoint_url: str | None,
+        region_name: str | None,
+        retention: float,
+        dead_retention: float,
+        wait_time: float,
+    ) -> StoreSettings:
+        if not isinstance(table_name, str) or not table_name:
+            raise ValueError(f"table_name must be a non-empty str, got {table_name!r}")
+        urls = _urls(queue_urls, "queue_urls")
+        if not urls:
+            raise ValueError("queue_urls must name at least one queue: {'default': URL}")
+        dead = _urls(dead_letter_queue_urls or {}, "dead_letter_queue_urls")
+        for what, value in (("retention", retention), ("dead_retention", dead_retention)):
+            _seconds(value, what, 0.0, math.inf)
+        _seconds(wait_time, "wait_time", 0.0, 20.0)
+        return cls(
+            endpoint=Endpoint(endpoint_url, region_name),
+            layout=Layout(table_name, urls, dead, {}, float(retention), float(dead_retention)),
+            wait_time=float(wait_time),
+        )
+
+
+def _urls(value: Mapping[str, str], what: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be a mapping of queue name to SQS queue URL")
+    for queue, url in value.items():
+        check_queue_name(queue)
+        if not isinstance(url, str) or not url:
+            raise ValueError(f"{what}[{queue!r}] must be a queue URL, got {url!r}")
+    return dict(value)
+
+
+def _seconds(value: object, what: str, low: float, high: float) -> None:
+    ok = not isinstance(value, bool) and isinstance(value, int | float) and low <= value <= high
+    if not ok or math.isnan(float(value)):  # type: ignore[arg-type]
+        raise ValueError(
+            f"{what} must be a number of seconds in [{low:g}, {high:g}], got {value!r}"
+        )
+
+
+def parse_urls(text: str, what: str) -> dict[str, str]:
+    """``"default=URL,high=URL"`` as a mapping; an error names ``what`` and the format."""
+    urls: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        queue, sep, url = part.partition("=")
+        if not sep or not queue.strip() or not url.strip():
+            raise ValueError(f"{what} must look like 'default=URL,high=URL', got {text!r}")
+        urls[queue.strip()] = url.strip()
+    return urls
+
+
+def env_arguments() -> dict[str, Any]:
+    table = os.environ.get(TABLE_ENV)
+    queues = os.environ.get(QUEUES_ENV)
+    if not table or not queues:
+        raise ValueError(
+            f"SqsJobStore.from_env() needs {TABLE_ENV} and {QUEUES_ENV} "
+            f"(e.g. {QUEUES_ENV}='default=https://sqs.../jobs')"
+        )
+    arguments: dict[str, Any] = {
+        "table_name": table,
+        "queue_urls": parse_urls(queues, QUEUES_ENV),
+    }
+    dead = os.environ.get(DEAD_LETTER_ENV)
+    if dead:
+        arguments["dead_letter_queue_urls"] = parse_urls(dead, DEAD_LETTER_ENV)
+    return arguments
+
+
+def stack_arguments(stack_name: str, transport: BotoTransport) -> dict[str, Any]:
+    reply = transport(Call("cloudformation", "describe_stacks", {"StackName": stack_name}))
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in reply["Stacks"][0].get("Outputs", [])}
+    missing = sorted(set(STACK_OUTPUTS) - set(outputs))
+    if missing:
+        raise ValueError(f"Stack {stack_name!r} has no output(s) {', '.join(missing)}")
+    arguments: dict[str, Any] = {"table_name": outputs["TableName"]}
+    arguments["queue_urls"] = parse_urls(outputs["QueueUrls"], "QueueUrls")
+    if outputs.get("DeadLetterQueueUrls"):
+        arguments["dead_letter_queue_urls"] = parse_urls(
+            outputs["DeadLetterQueueUrls"], "DeadLetterQueueUrls"
+        )
+    return arguments

@@ -1,0 +1,86 @@
+"""Which SQS message carries each claimed job, from claim until its outcome is recorded.
+
+Heartbeat, complete, fail and release are called with ``(job_id, lease_token)``; the
+message they must extend, delete or return is found here. The map is explicit state of
+one store instance (a worker claims and settles through the same store); the Lambda
+handler fills it from the event records it was invoked with. A settle call for a claim
+this map does not know still updates the record, and the message is judged again when
+it comes back.
+
+``DeleteBuffer`` coalesces the deletes of jobs that finish together into
+``DeleteMessageBatch`` requests. A pending delete that is never flushed (the process
+dies) only means the message comes back once; claim then finds the record terminal and
+deletes it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from .._models import Job
+from ._sqs import MAX_BATCH, Message
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A claimed job as it was claimed, and the message that delivered it."""
+
+    job: Job
+    message: Message
+
+    @property
+    def key(self) -> tuple[str, str]:
+        assert self.job.lease_token is not None
+        return (self.job.id, self.job.lease_token)
+
+
+class DeliveryMap:
+    """``(job_id, lease_token) -> Delivery``, safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._deliveries: dict[tuple[str, str], Delivery] = {}
+        self._lock = threading.Lock()
+
+    def add(self, delivery: Delivery) -> None:
+        with self._lock:
+            self._deliveries[delivery.key] = delivery
+
+    def get(self, job_id: str, token: str) -> Delivery | None:
+        with self._lock:
+            return self._deliveries.get((job_id, token))
+
+    def pop(self, job_id: str, token: str) -> Delivery | None:
+        with self._lock:
+            return self._deliveries.pop((job_id, token), None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._deliveries)
+
+
+class DeleteBuffer:
+    """Receipt handles waiting for a ``DeleteMessageBatch``, per queue URL."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, url: str, handle: str) -> list[str] | None:
+        """Queue a delete; a full batch for ``url`` comes back to be sent at once."""
+        with self._lock:
+            pending = self._pending.setdefault(url, [])
+            pending.append(handle)
+            if len(pending) < MAX_BATCH:
+                return None
+            del self._pending[url]
+            return pending
+
+    def take_all(self) -> dict[str, list[str]]:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            return pending
+
+    def __bool__(self) -> bool:
+        with self._lock:
+            return bool(self._pending)

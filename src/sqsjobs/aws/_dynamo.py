@@ -1,0 +1,312 @@
+"""Pure builders for every DynamoDB request the store makes.
+
+Each returns a ``Call`` whose params are the matching ``mypy_boto3_dynamodb`` TypedDict.
+Condition expressions are written from the status rules in ``_lifecycle`` (the sets and
+the decisions named beside each one), so a record can only change the way the memory
+store changes it; the conformance suite runs both stores to keep them in agreement.
+
+Expressions name attributes as ``#attr`` (several are DynamoDB reserved words); the
+``ExpressionAttributeNames`` map is derived from the text, so it cannot drift.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._lifecycle import CANCELLABLE, DEAD, DELAYED, QUEUED, RUNNING
+from .._models import JobStatus
+from ._items import INDEX, Item, index_pk, job_key, number, shard, text
+from ._transport import Call
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import (
+        BatchWriteItemInputTypeDef,
+        GetItemInputTypeDef,
+        PutItemInputTypeDef,
+        QueryInputTypeDef,
+        UpdateItemInputTypeDef,
+    )
+
+LEASE_FIELDS = ("locked_by", "lease_token", "lease_until")
+
+# holds_lease(): running under the claim's token.
+HOLDS_LEASE = "#status = :running AND #lease_token = :token"
+# may_heartbeat(): holds the lease, and the lease has not ended.
+MAY_HEARTBEAT = f"{HOLDS_LEASE} AND #lease_until >= :now"
+# claim_decision() == RUN: queued; delayed and due; running, lease expired, attempts left.
+CLAIMABLE = (
+    "#status = :queued OR (#status = :delayed AND #run_at <= :now) OR "
+    "(#status = :running AND #lease_until < :now AND #attempts < #max_attempts)"
+)
+# claim_decision() == DEAD for the holder of ``:token``: its lease ended on the last attempt.
+LEASE_ENDED_ON_LAST_ATTEMPT = (
+    f"{HOLDS_LEASE} AND #lease_until < :now AND #attempts >= #max_attempts"
+)
+# A running job whose run is gone: its lease is over (the reconciler, for redriven messages).
+ABANDONED = "#status = :running AND #lease_until < :now"
+
+_NAME = re.compile(r"#(\w+)")
+
+
+def _statuses(*statuses: JobStatus) -> dict[str, dict[str, str]]:
+    return {f":{s.value}": text(s.value) for s in statuses}
+
+
+def _names(*expressions: str) -> dict[str, str]:
+    return {f"#{n}": n for e in expressions for n in _NAME.findall(e)}
+
+
+def _update(
+    table: str,
+    job_id: str,
+    *,
+    sets: Mapping[str, str],
+    condition: str,
+    values: Mapping[str, Any],
+    remove: Sequence[str] = (),
+    returns: bool = False,
+) -> Call:
+    """An ``UpdateItem``; on refusal the old item comes back (ALL_OLD) to explain why."""
+    expression = "SET " + ", ".join(f"#{k} = {v}" for k, v in sets.items())
+    if remove:
+        expression += " REMOVE " + ", ".join(f"#{k}" for k in remove)
+    params: UpdateItemInputTypeDef = {
+        "TableName": table,
+        "Key": job_key(job_id),
+        "UpdateExpression": expression,
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": _names(expression, condition),
+        "ExpressionAttributeValues": dict(values),
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    if returns:
+        params["ReturnValues"] = "ALL_NEW"
+    return Call("dynamodb", "update_item", params)
+
+
+def _settled(job_id: str, status: JobStatus, now: float) -> tuple[dict[str, str], dict[str, Any]]:
+    """The SET clauses and values every status change writes."""
+    sets = {"status": ":new_status", "updated_at": ":now", "gsi_pk": ":gsi_pk"}
+    values = {
+        ":new_status": text(status.value),
+        ":now": number(now),
+        ":gsi_pk": text(index_pk(status, shard(job_id))),
+    }
+    return sets, values
+
+
+def put_new(table: str, item: Item, now: float) -> Call:
+    """Write a new record; refused (with the holder, ALL_OLD) if a live one has its id."""
+    params: PutItemInputTypeDef = {
+        "TableName": table,
+        "Item": item,
+        "ConditionExpression": "attribute_not_exists(#pk) OR #expires_at <= :now",
+        "ExpressionAttributeNames": {"#pk": "pk", "#expires_at": "expires_at"},
+        "ExpressionAttributeValues": {":now": number(now)},
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    return Call("dynamodb", "put_item", params)
+
+
+def batch_put(table: str, items: Sequence[Item]) -> Call:
+    """Unconditional puts of records with fresh random ids (nothing to collide with)."""
+    params: BatchWriteItemInputTypeDef = {
+        "RequestItems": {table: [{"PutRequest": {"Item": item}} for item in items]}
+    }
+    return Call("dynamodb", "batch_write_item", params)
+
+
+def claim(
+    table: str, job_id: str, queue: str, worker_id: str, token: str, lease_until: float, now: float
+) -> Call:
+    sets, values = _settled(job_id, RUNNING, now)
+    sets |= {
+        "attempts": "#attempts + :one",
+        "locked_by": ":worker",
+        "lease_token": ":token",
+        "lease_until": ":lease_until",
+    }
+    values |= _statuses(QUEUED, DELAYED, RUNNING) | {
+        ":one": number(1),
+        ":worker": text(worker_id),
+        ":token": text(token),
+        ":queue": text(queue),
+        ":lease_until": number(lease_until),
+    }
+    condition = f"#queue = :queue AND ({CLAIMABLE})"
+    return _update(table, job_id, sets=sets, condition=condition, values=values, returns=True)
+
+
+def expire_lease(
+    table: str, job_id: str, token: str, error: str, now: float, expires_at: float
+) -> Call:
+    """Dead-letter a job whose lease (``token``) ended on its final attempt."""
+    sets, values = _settled(job_id, DEAD, now)
+    sets |= {"last_error": ":error", "expires_at": ":expires_at"}
+    values |= _statuses(RUNNING) | {
+        ":token": text(token),
+        ":error": text(error),
+        ":expires_at": number(expires_at),
+    }
+    return _update(
+        table, job_id, sets=sets, condition=LEASE_ENDED_ON_LAST_ATTEMPT, values=values,
+        remove=LEASE_FIELDS, returns=True,
+    )  # fmt: skip
+
+
+def heartbeat(table: str, job_id: str, token: str, lease_until: float, now: float) -> Call:
+    values = _statuses(RUNNING) | {
+        ":token": text(token),
+        ":now": number(now),
+        ":lease_until": number(lease_until),
+    }
+    return _update(
+        table, job_id, sets={"lease_until": ":lease_until", "updated_at": ":now"},
+        condition=MAY_HEARTBEAT, values=values,
+    )  # fmt: skip
+
+
+def complete(
+    table: str, job_id: str, token: str, now: float, result: str | None, expires_at: float
+) -> Call:
+    sets, values = _settled(job_id, JobStatus.COMPLETED, now)
+    sets |= {"completed_at": ":now", "expires_at": ":expires_at"}
+    values |= _statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
+    remove: tuple[str, ...] = LEASE_FIELDS
+    if result is None:
+        remove += ("result",)
+    else:
+        sets["result"] = ":result"
+        values[":result"] = text(result)
+    return _update(table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove)
+
+
+def retry(
+    table: str, job_id: str, token: str, error: str, status: JobStatus, run_at: float, now: float
+) -> Call:
+    """``after_failure`` chose to retry: waiting again under ``status`` until ``run_at``."""
+    sets, values = _settled(job_id, status, now)
+    sets |= {"run_at": ":run_at", "last_error": ":error"}
+    values |= _statuses(RUNNING) | {
+        ":token": text(token),
+        ":run_at": number(run_at),
+        ":error": text(error),
+    }
+    return _update(
+        table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+    )
+
+
+def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at: float) -> Call:
+    sets, values = _settled(job_id, DEAD, now)
+    sets |= {"run_at": ":now", "last_error": ":error", "expires_at": ":expires_at"}
+    values |= _statuses(RUNNING) | {
+        ":token": text(token),
+        ":error": text(error),
+        ":expires_at": number(expires_at),
+    }
+    return _update(
+        table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+    )
+
+
+def release(table: str, job_id: str, token: str, error: str, now: float) -> Call:
+    """Back to queued at once; the interrupted attempt is not counted."""
+    sets, values = _settled(job_id, QUEUED, now)
+    sets |= {"attempts": "#attempts - :one", "run_at": ":now", "last_error": ":error"}
+    values |= _statuses(RUNNING) | {
+        ":token": text(token),
+        ":one": number(1),
+        ":error": text(error),
+    }
+    return _update(
+        table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+    )
+
+
+def cancel(table: str, job_id: str, now: float, expires_at: float) -> Call:
+    sets, values = _settled(job_id, JobStatus.CANCELLED, now)
+    sets["expires_at"] = ":expires_at"
+    cancellable = sorted(CANCELLABLE)
+    values |= _statuses(*cancellable) | {":expires_at": number(expires_at)}
+    condition = f"#status IN ({', '.join(f':{s.value}' for s in cancellable)})"
+    return _update(
+        table, job_id, sets=sets, condition=condition, values=values, remove=LEASE_FIELDS
+    )
+
+
+def abandoned_dead(table: str, job_id: str, error: str, now: float, expires_at: float) -> Call:
+    """Dead-letter a job whose runs kept dying: its message reached the DLQ by redrive.
+
+    Only a running record with its lease over qualifies. A waiting one is left alone: its
+    redriven message may be a stray duplicate, and if it was the only one, the
+    reconciler's stale pass sends a fresh one.
+    """
+    sets, values = _settled(job_id, DEAD, now)
+    sets |= {"last_error": ":error", "expires_at": ":expires_at"}
+    values |= _statuses(RUNNING) | {
+        ":error": text(error),
+        ":expires_at": number(expires_at),
+    }
+    return _update(
+        table, job_id, sets=sets, condition=ABANDONED, values=values, remove=LEASE_FIELDS,
+        returns=True,
+    )  # fmt: skip
+
+
+def get(table: str, job_id: str) -> Call:
+    params: GetItemInputTypeDef = {
+        "TableName": table,
+        "Key": job_key(job_id),
+        "ConsistentRead": True,
+    }
+    return Call("dynamodb", "get_item", params)
+
+
+def query_index(
+    table: str,
+    partition: str,
+    low: str,
+    high: str,
+    *,
+    limit: int,
+    start: Mapping[str, Any] | None,
+    filter: str | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> Call:
+    """One page of a list-index partition, ``low <= gsi_sk <= high``, oldest first."""
+    key = "#gsi_pk = :partition AND #gsi_sk BETWEEN :low AND :high"
+    params: QueryInputTypeDef = {
+        "TableName": table,
+        "IndexName": INDEX,
+        "KeyConditionExpression": key,
+        "ExpressionAttributeNames": _names(key, filter or ""),
+        "ExpressionAttributeValues": {
+            ":partition": text(partition),
+            ":low": text(low),
+            ":high": text(high),
+            **(values or {}),
+        },
+        "Limit": limit,
+        "ScanIndexForward": True,
+    }
+    if filter:
+        params["FilterExpression"] = filter
+    if start is not None:
+        params["ExclusiveStartKey"] = start
+    return Call("dynamodb", "query", params)
+
+
+def mark_resent(table: str, job_id: str, status: JobStatus, updated_at: float, now: float) -> Call:
+    """Note a reconciler re-send, if the record has not moved since it was found stale."""
+    values = {
+        ":status": text(status.value),
+        ":updated_at": number(updated_at),
+        ":now": number(now),
+    }
+    return _update(
+        table, job_id, sets={"resent_at": ":now"},
+        condition="#status = :status AND #updated_at = :updated_at", values=values,
+    )  # fmt: skip

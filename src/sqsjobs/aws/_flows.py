@@ -1,0 +1,164 @@
+"""The producer's flows: put, put_many, get and cancel, each written once for both drivers.
+
+A flow is a generator that yields ``Call``s and receives replies (see ``_transport``);
+it touches no client and no clock, so ``drive`` runs it on boto3 for ``SyncJobQueue`` and
+``adrive`` on aioboto3 for ``JobQueue``, and tests run it on a scripted fake.
+
+Put writes the record, then sends its message::
+
+    PutItem (conditional) ──► SendMessage
+            │ crash here: the record is durable and queued with no message;
+            │ ``reconcile`` sends one once the grace period has passed.
+            └─ refused: ALL_OLD is the live record holding the key → duplicate or conflict
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+
+from .._errors import JobBatchError, JobIdempotencyConflictError
+from .._lifecycle import CANCELLED, expires_at
+from .._models import EnqueueResult, Job
+from . import _dynamo, _sqs
+from ._items import item_from_job, keyed_id, stored_from_item
+from ._layout import Layout
+from ._transport import AwsError, ConditionFailed, Flow, public_error
+
+Item = tuple[Job, str | None]
+
+
+def placed(job: Job) -> Job:
+    """The job as written: a keyed job takes the id its ``(queue, key)`` determines."""
+    if job.idempotency_key is None:
+        return job
+    return job.model_copy(update={"id": keyed_id(job.queue, job.idempotency_key)})
+
+
+def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
+    url = layout.url(job.queue)
+    result = yield from _write(layout.table, placed(job), fingerprint, now)
+    if not result.duplicate:
+        yield _sqs.send(url, _body(result.job), _delay(result.job, now))
+    return result
+
+
+def _write(table: str, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
+    try:
+        yield _dynamo.put_new(table, item_from_job(job, fingerprint), now)
+    except ConditionFailed as taken:
+        if job.idempotency_key is None or taken.item is None:
+            raise
+        holder = stored_from_item(taken.item)
+        if holder.fingerprint != fingerprint:
+            raise JobIdempotencyConflictError(job.idempotency_key, holder.job.id) from None
+        return EnqueueResult(holder.job, duplicate=True)
+    return EnqueueResult(job, duplicate=False)
+
+
+def _body(job: Job) -> str:
+    return _sqs.body(job.id, job.queue, job.lease)
+
+
+def _delay(job: Job, now: float) -> int:
+    return _sqs.send_delay(job.run_at.timestamp(), now)
+
+
+def put_many(layout: Layout, items: Sequence[Item], now: float) -> Flow[list[EnqueueResult]]:
+    """Write in order, ten at a time (records first, then one message batch per queue).
+
+    Stops at the first failure with ``JobBatchError`` holding the results written before
+    it; the messages of records already written are still sent (or left to the reconciler).
+    """
+    for job, _ in items:
+        layout.url(job.queue)  # an unknown queue is refused before anything is written
+    results: list[EnqueueResult] = []
+    for group in _sqs.chunks([(placed(job), fp) for job, fp in items]):
+        written: list[EnqueueResult] = []
+        try:
+            for run in _runs(group):
+                written += yield from _write_run(layout.table, run, now)
+        except (JobIdempotencyConflictError, AwsError) as error:
+            yield from _deliver_quietly(layout, written, now)
+            raise _batch_error(results + written, error) from _cause(error)
+        results += written
+        try:
+            yield from _deliver(layout, written, now)
+        except AwsError as error:
+            raise _batch_error(results, error) from _cause(error)
+    return results
+
+
+def _runs(group: Sequence[Item]) -> Iterator[Sequence[Item]]:
+    """Consecutive jobs without keys go in one batch write; a keyed job goes alone."""
+    run: list[Item] = []
+    for job, fingerprint in group:
+        if job.idempotency_key is None:
+            run.append((job, fingerprint))
+            continue
+        if run:
+            yield run
+            run = []
+        yield [(job, fingerprint)]
+    if run:
+        yield run
+
+
+def _write_run(table: str, run: Sequence[Item], now: float) -> Flow[list[EnqueueResult]]:
+    if len(run) == 1:
+        job, fingerprint = run[0]
+        return [(yield from _write(table, job, fingerprint, now))]
+    reply = yield _dynamo.batch_put(table, [item_from_job(j, fp) for j, fp in run])
+    for request in reply.get("UnprocessedItems", {}).get(table, []):
+        # botocore retries whole requests, not unprocessed items: put these one by one.
+        yield _dynamo.put_new(table, request["PutRequest"]["Item"], now)
+    return [EnqueueResult(job, duplicate=False) for job, _ in run]
+
+
+def _deliver(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Flow[None]:
+    """Send the messages of newly written jobs, one batch per queue and ten at a time."""
+    by_url: dict[str, list[Job]] = {}
+    for result in written:
+        if not result.duplicate:
+            by_url.setdefault(layout.url(result.job.queue), []).append(result.job)
+    for url, jobs in by_url.items():
+        for batch in _sqs.chunks(jobs):
+            entries = [(_body(job), _delay(job, now)) for job in batch]
+            reply = yield _sqs.send_batch(url, entries)
+            for failed in reply.get("Failed", []):
+                text, delay = entries[int(failed["Id"])]
+                yield _sqs.send(url, text, delay)
+
+
+def _deliver_quietly(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Flow[None]:
+    with contextlib.suppress(AwsError):  # the records are durable: the reconciler sends them
+        yield from _deliver(layout, written, now)
+
+
+def _batch_error(results: list[EnqueueResult], error: Exception) -> JobBatchError:
+    return JobBatchError(results, f"Batch stopped at request {len(results)}: {error}")
+
+
+def _cause(error: Exception) -> BaseException:
+    return public_error(error) if isinstance(error, AwsError) else error
+
+
+def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
+    """A consistent read; an expired record is absent whether or not TTL deleted it."""
+    reply = yield _dynamo.get(layout.table, job_id)
+    item = reply.get("Item")
+    if item is None:
+        return None
+    stored = stored_from_item(item)
+    return None if stored.expired(now) else stored.job
+
+
+def cancel(layout: Layout, job_id: str, now: float) -> Flow[bool]:
+    """Mark it cancelled; its message is deleted when next received (no SQS call here)."""
+    expiry = expires_at(CANCELLED, now, layout.retention, layout.dead_retention)
+    assert expiry is not None
+    try:
+        yield _dynamo.cancel(layout.table, job_id, now, expiry)
+    except ConditionFailed:
+        return False
+    return True

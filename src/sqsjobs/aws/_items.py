@@ -1,0 +1,163 @@
+"""The DynamoDB item schema: keys, the list index, and the explicit Job <-> item codec.
+
+One item per job, keyed ``pk = "job#{id}"``. Payload and result are JSON text (``S``),
+so the codec never meets ``Decimal``; instants are epoch seconds (``N``). A job with an
+idempotency key gets a deterministic id (``keyed_id``), so the conditional ``PutItem``
+that writes it also finds, and returns via ALL_OLD, the record already holding the key:
+no read on either path.
+
+The list index ``by_status`` is keyed ``gsi_pk = "{status}#{shard}"`` and
+``gsi_sk = "{queue}#{created_at:020.6f}#{id}"``. The status lives in the partition key
+because every write that changes a status can compute it without reading the record
+(the shard comes from the id); the queue leads the sort key, so a queue is a key range.
+``SHARDS`` spreads each status over several partitions (one partition takes about 1,000
+writes/s); it is fixed for the life of a table.
+
+``expires_at`` is the table's TTL attribute, set on terminal records only. DynamoDB
+deletes lazily (up to days late), so every reader treats ``expires_at <= now`` as absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from .._lifecycle import is_expired
+from .._models import Job, JobStatus
+from .._time import epoch, utc, utc_or_none
+from .._validation import dump_json
+
+Item = dict[str, Any]
+
+SHARDS = 4
+INDEX = "by_status"
+TTL_ATTRIBUTE = "expires_at"
+ITEM_VERSION = 1
+
+
+def job_pk(job_id: str) -> str:
+    return f"job#{job_id}"
+
+
+def job_key(job_id: str) -> Item:
+    return {"pk": {"S": job_pk(job_id)}}
+
+
+def keyed_id(queue: str, idempotency_key: str) -> str:
+    """The id every job with this ``(queue, key)`` gets, so one write finds the holder."""
+    return hashlib.sha256(f"{queue}\n{idempotency_key}".encode()).hexdigest()[:32]
+
+
+def shard(job_id: str) -> int:
+    return zlib.crc32(job_id.encode()) % SHARDS
+
+
+def index_pk(status: JobStatus, shard_no: int) -> str:
+    return f"{status.value}#{shard_no}"
+
+
+def index_sk(queue: str, created_at: float, job_id: str) -> str:
+    return f"{queue}#{created_at:020.6f}#{job_id}"
+
+
+def number(value: float | int) -> dict[str, str]:
+    """A DynamoDB number: plain decimal text (no exponent), exact for any float."""
+    if isinstance(value, int):
+        return {"N": str(value)}
+    return {"N": format(Decimal(repr(float(value))), "f")}
+
+
+def text(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A record as read from the table: the job plus what only the store needs."""
+
+    job: Job
+    fingerprint: str | None
+    expires_at: float | None
+
+    def expired(self, now: float) -> bool:
+        return is_expired(self.expires_at, now)
+
+
+def item_from_job(job: Job, fingerprint: str | None) -> Item:
+    """The item ``put`` writes for a new job (never leased, never terminal)."""
+    created = epoch(job.created_at)
+    item: Item = {
+        **job_key(job.id),
+        "v": number(ITEM_VERSION),
+        "id": text(job.id),
+        "queue": text(job.queue),
+        "name": text(job.name),
+        "payload": text(dump_json(job.payload)),
+        "status": text(job.status.value),
+        "attempts": number(job.attempts),
+        "max_attempts": number(job.max_attempts),
+        "run_at": number(epoch(job.run_at)),
+        "created_at": number(created),
+        "updated_at": number(epoch(job.updated_at)),
+        "lease": number(job.lease),
+        "timeout": number(job.timeout),
+        "priority": number(job.priority),
+        "gsi_pk": text(index_pk(job.status, shard(job.id))),
+        "gsi_sk": text(index_sk(job.queue, created, job.id)),
+    }
+    for name, value in (
+        ("idempotency_key", job.idempotency_key),
+        ("tenant", job.tenant),
+        ("fingerprint", fingerprint),
+    ):
+        if value is not None:
+            item[name] = text(value)
+    return item
+
+
+def stored_from_item(item: Item) -> Stored:
+    """Decode an item written by this module (raises ``KeyError``/``ValueError`` if not)."""
+    job = Job.model_construct(
+        id=_s(item, "id"),
+        queue=_s(item, "queue"),
+        name=_s(item, "name"),
+        payload=json.loads(_s(item, "payload")),
+        status=JobStatus(_s(item, "status")),
+        attempts=int(_n(item, "attempts")),
+        max_attempts=int(_n(item, "max_attempts")),
+        run_at=utc(_n(item, "run_at")),
+        created_at=utc(_n(item, "created_at")),
+        updated_at=utc(_n(item, "updated_at")),
+        lease_until=utc_or_none(_opt_n(item, "lease_until")),
+        locked_by=_opt_s(item, "locked_by"),
+        lease_token=_opt_s(item, "lease_token"),
+        lease=_n(item, "lease"),
+        timeout=_n(item, "timeout"),
+        priority=int(_n(item, "priority")),
+        idempotency_key=_opt_s(item, "idempotency_key"),
+        tenant=_opt_s(item, "tenant"),
+        last_error=_opt_s(item, "last_error"),
+        completed_at=utc_or_none(_opt_n(item, "completed_at")),
+        result=None if "result" not in item else json.loads(_s(item, "result")),
+    )
+    return Stored(job, _opt_s(item, "fingerprint"), _opt_n(item, TTL_ATTRIBUTE))
+
+
+def _s(item: Item, name: str) -> str:
+    return str(item[name]["S"])
+
+
+def _n(item: Item, name: str) -> float:
+    return float(item[name]["N"])
+
+
+def _opt_s(item: Item, name: str) -> str | None:
+    return _s(item, name) if name in item else None
+
+
+def _opt_n(item: Item, name: str) -> float | None:
+    return _n(item, name) if name in item else None

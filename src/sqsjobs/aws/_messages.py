@@ -1,0 +1,69 @@
+"""What happens to received messages once their records have decided: one batched flow.
+
+Claim and settle decide per message (delete it, hide it, re-send it fresh, move it to the
+dead-letter queue) and collect the decisions in a ``MessagePlan``; ``carry_out`` turns a
+plan into batched SQS requests. A message is deleted only after its replacement (fresh
+copy or DLQ copy) was sent, so a failure in between leaves a duplicate, never a loss;
+duplicates are harmless because every claim is a conditional write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import _sqs
+from ._sqs import Hide, Message, QueueInfo, Resend
+from ._transport import AwsError, Flow
+
+
+@dataclass
+class MessagePlan:
+    deletes: list[str] = field(default_factory=list)  # receipt handles
+    hides: list[tuple[str, int]] = field(default_factory=list)  # handle, seconds
+    resends: list[tuple[Message, int]] = field(default_factory=list)  # message, delay
+    dead_letters: list[Message] = field(default_factory=list)
+
+    def return_at(self, message: Message, plan: Hide | Resend) -> None:
+        if isinstance(plan, Hide):
+            self.hides.append((message.receipt_handle, plan.seconds))
+        else:
+            self.resends.append((message, plan.delay))
+
+    def __bool__(self) -> bool:
+        return bool(self.deletes or self.hides or self.resends or self.dead_letters)
+
+
+def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
+    """Batched requests for ``plan`` on one queue; per-entry failures are left to SQS.
+
+    A message whose hide or delete failed simply comes back later and is judged again.
+    """
+    deletes = list(plan.deletes)
+    resent = yield from _send_copies(info.url, [(m, d) for m, d in plan.resends])
+    deletes += [m.receipt_handle for m in resent]
+    if info.dead_letter_url is None:
+        deletes += [m.receipt_handle for m in plan.dead_letters]
+    else:
+        copies = [(m, 0) for m in plan.dead_letters]
+        moved = yield from _send_copies(info.dead_letter_url, copies)
+        deletes += [m.receipt_handle for m in moved]
+    calls = [_sqs.change_visibility_batch(info.url, batch) for batch in _sqs.chunks(plan.hides)]
+    calls += [_sqs.delete_batch(info.url, handles) for handles in _sqs.chunks(deletes)]
+    for call in calls:
+        try:
+            yield call
+        except AwsError:
+            continue  # the message comes back at its visibility timeout and is judged again
+
+
+def _send_copies(url: str, copies: list[tuple[Message, int]]) -> Flow[list[Message]]:
+    """Send each message's body to ``url``; the messages whose copy was accepted."""
+    sent: list[Message] = []
+    for batch in _sqs.chunks(copies):
+        try:
+            reply = yield _sqs.send_batch(url, [(m.body, delay) for m, delay in batch])
+        except AwsError:
+            continue  # not copied, so not deleted: the original comes back later
+        ok = {int(entry["Id"]) for entry in reply.get("Successful", [])}
+        sent += [message for i, (message, _) in enumerate(batch) if i in ok]
+    return sent

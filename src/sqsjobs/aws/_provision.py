@@ -1,0 +1,142 @@
+"""``SqsJobStore.create``: make (or find) the table, queues and DLQs through the APIs.
+
+For development, tests and the demo; production deploys ``infra/``, which describes the
+same resources. Every step tolerates "already exists", so a second call with the same
+prefix reuses what the first made. Names: table ``{prefix}-jobs``, queue
+``{prefix}-{queue}``, DLQ ``{prefix}-{queue}-dlq`` (a queue name SQS would refuse, e.g.
+one with ``:``, is made safe and suffixed with a short hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._validation import check_queue_name
+from ._items import INDEX, TTL_ATTRIBUTE
+from ._sqs import QueueInfo
+from ._transport import AwsError, BotoTransport, Call
+
+PREFIX = re.compile(r"[a-zA-Z0-9_-]{1,40}")
+QUEUE_RETENTION = 345_600  # 4 days, the SQS default
+DEAD_LETTER_RETENTION = 1_209_600  # 14 days: longer than the source (a DLQ keeps enqueue time)
+QUEUE_VISIBILITY = 30
+READY_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    table: str
+    queues: dict[str, QueueInfo]
+
+
+def provision(
+    transport: BotoTransport, prefix: str, queues: Sequence[str], max_receive_count: int
+) -> Provisioned:
+    if not isinstance(prefix, str) or PREFIX.fullmatch(prefix) is None:
+        raise ValueError(f"Invalid prefix {prefix!r}: must match {PREFIX.pattern}")
+    names = [check_queue_name(q) for q in queues]
+    if not names or isinstance(queues, str):
+        raise ValueError("queues must be a non-empty sequence of queue names")
+    if isinstance(max_receive_count, bool) or not 1 <= max_receive_count <= 1000:
+        raise ValueError(f"max_receive_count must be an int 1..1000, got {max_receive_count!r}")
+    table = f"{prefix}-jobs"
+    _ensure_table(transport, table)
+    return Provisioned(
+        table, {q: _ensure_queue(transport, prefix, q, max_receive_count) for q in names}
+    )
+
+
+def sqs_name(prefix: str, queue: str, suffix: str = "") -> str:
+    safe = queue.replace(":", "_")
+    name = f"{prefix}-{safe}{suffix}"
+    if safe == queue and len(name) <= 80:
+        return name
+    digest = hashlib.sha256(queue.encode()).hexdigest()[:8]
+    room = 80 - len(prefix) - len(suffix) - len(digest) - 2
+    return f"{prefix}-{safe[:room]}-{digest}{suffix}"
+
+
+def _ensure_table(transport: BotoTransport, table: str) -> None:
+    strings = [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "gsi_pk", "gsi_sk")]
+    index = {
+        "IndexName": INDEX,
+        "KeySchema": [
+            {"AttributeName": "gsi_pk", "KeyType": "HASH"},
+            {"AttributeName": "gsi_sk", "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    try:
+        transport(
+            Call("dynamodb", "create_table", {
+                "TableName": table,
+                "AttributeDefinitions": strings,
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                "GlobalSecondaryIndexes": [index],
+                "BillingMode": "PAY_PER_REQUEST",
+            })
+        )  # fmt: skip
+    except AwsError as error:
+        if error.code != "ResourceInUseException":
+            raise
+    _wait_until_active(transport, table)
+    ttl = transport(Call("dynamodb", "describe_time_to_live", {"TableName": table}))
+    if ttl["TimeToLiveDescription"]["TimeToLiveStatus"] not in ("ENABLED", "ENABLING"):
+        spec = {"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
+        transport(
+            Call(
+                "dynamodb",
+                "update_time_to_live",
+                {"TableName": table, "TimeToLiveSpecification": spec},
+            )
+        )
+
+
+def _wait_until_active(transport: BotoTransport, table: str) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        described = transport(Call("dynamodb", "describe_table", {"TableName": table}))["Table"]
+        indexes = described.get("GlobalSecondaryIndexes", [])
+        if described["TableStatus"] == "ACTIVE" and all(
+            i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
+        ):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Table {table!r} did not become ACTIVE in {READY_TIMEOUT:g}s")
+        time.sleep(1.0)
+
+
+def _ensure_queue(
+    transport: BotoTransport, prefix: str, queue: str, max_receive_count: int
+) -> QueueInfo:
+    dead_letter_url = _create_queue(
+        transport, sqs_name(prefix, queue, "-dlq"),
+        {"MessageRetentionPeriod": str(DEAD_LETTER_RETENTION)},
+    )  # fmt: skip
+    arn = transport(
+        Call(
+            "sqs",
+            "get_queue_attributes",
+            {"QueueUrl": dead_letter_url, "AttributeNames": ["QueueArn"]},
+        )
+    )["Attributes"]["QueueArn"]
+    policy = {"deadLetterTargetArn": arn, "maxReceiveCount": str(max_receive_count)}
+    url = _create_queue(
+        transport, sqs_name(prefix, queue),
+        {
+            "RedrivePolicy": json.dumps(policy, separators=(",", ":")),
+            "MessageRetentionPeriod": str(QUEUE_RETENTION),
+            "VisibilityTimeout": str(QUEUE_VISIBILITY),
+        },
+    )  # fmt: skip
+    return QueueInfo(url, dead_letter_url, max_receive_count, float(QUEUE_RETENTION))
+
+
+def _create_queue(transport: BotoTransport, name: str, attributes: dict[str, str]) -> str:
+    reply = transport(Call("sqs", "create_queue", {"QueueName": name, "Attributes": attributes}))
+    return str(reply["QueueUrl"])

@@ -1,0 +1,136 @@
+"""The reconciler: repairs what a crash or the redrive policy left between record and message.
+
+Two passes per queue:
+
+1. *Redriven*: messages the redrive policy moved to the DLQ (their runs kept dying, e.g.
+   out of memory, before anything was recorded). A running record whose lease is over
+   is dead-lettered; the messages stay in the DLQ for inspection and redrive.
+2. *Stale*: records that should have a message but were not claimed for longer than
+   ``grace``: queued since ``updated_at``, delayed past ``run_at``, running past
+   ``lease_until``. Each gets a fresh message (and ``resent_at``, so the next pass
+   waits another ``grace`` before sending again). This is what saves a job whose
+   producer died between ``PutItem`` and ``SendMessage``.
+
+A re-send can duplicate a message that was merely slow; duplicates are harmless because
+every claim is a conditional write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._lifecycle import DEAD, DELAYED, QUEUED, RUNNING, expires_at
+from .._models import Job, JobStatus
+from . import _dynamo, _sqs
+from ._claim import receive
+from ._items import SHARDS, index_pk, number, stored_from_item
+from ._layout import Layout
+from ._sqs import MalformedMessage
+from ._transport import ConditionFailed, Flow
+
+# Which instant must be older than the grace period for a record to count as stale.
+STALE_AFTER: tuple[tuple[JobStatus, str], ...] = (
+    (QUEUED, "updated_at"),
+    (DELAYED, "run_at"),
+    (RUNNING, "lease_until"),
+)
+DLQ_BATCHES = 10  # at most 100 DLQ messages inspected per queue per pass
+DLQ_VISIBILITY = 60  # long enough not to see a message twice in one pass
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What one pass did: messages re-sent, and jobs dead-lettered after a redrive."""
+
+    resent: int
+    dead: int
+
+
+def reconcile(
+    layout: Layout, queues: Sequence[str], now: float, grace: float
+) -> Flow[ReconcileReport]:
+    dead = resent = 0
+    for queue in queues:
+        dead += yield from _redriven(layout, queue, now)
+        resent += yield from _stale(layout, queue, now, grace)
+    return ReconcileReport(resent=resent, dead=dead)
+
+
+def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
+    info = layout.info(queue)
+    if info.dead_letter_url is None:
+        return 0
+    limit = (
+        "its redrive policy's maxReceiveCount"
+        if info.max_receive_count is None
+        else (f"maxReceiveCount {info.max_receive_count}")
+    )
+    error = f"its message was moved to the dead-letter queue after {limit} receives"
+    expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
+    assert expiry is not None
+    dead, seen = 0, []
+    for _ in range(DLQ_BATCHES):
+        messages = yield from receive(info.dead_letter_url, _sqs.MAX_BATCH, 0, DLQ_VISIBILITY)
+        if not messages:
+            break
+        seen += [m.receipt_handle for m in messages]
+        for message in messages:
+            try:
+                job_id = _sqs.parse_body(message.body, queue).job_id
+            except MalformedMessage:
+                continue
+            try:
+                yield _dynamo.abandoned_dead(layout.table, job_id, error, now, expiry)
+            except ConditionFailed:
+                continue  # finished, still owned by a live run, or waiting (see _dynamo)
+            dead += 1
+    for batch in _sqs.chunks(seen):  # leave them visible for inspection and redrive
+        yield _sqs.change_visibility_batch(info.dead_letter_url, [(h, 0) for h in batch])
+    return dead
+
+
+def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
+    cutoff = now - grace
+    found: list[Job] = []
+    for status, instant in STALE_AFTER:
+        for shard in range(SHARDS):
+            found += yield from _stale_in(
+                layout.table, index_pk(status, shard), queue, instant, cutoff
+            )
+    fresh: list[Job] = []
+    for job in found:
+        try:
+            yield _dynamo.mark_resent(
+                layout.table, job.id, job.status, job.updated_at.timestamp(), now
+            )
+        except ConditionFailed:
+            continue  # it moved since the query: someone is handling it
+        fresh.append(job)
+    url = layout.url(queue)
+    for batch in _sqs.chunks(fresh):
+        entries = [
+            (_sqs.body(j.id, queue, j.lease), _sqs.send_delay(j.run_at.timestamp(), now))
+            for j in batch
+        ]
+        yield _sqs.send_batch(url, entries)
+    return len(fresh)
+
+
+def _stale_in(
+    table: str, partition: str, queue: str, instant: str, cutoff: float
+) -> Flow[list[Job]]:
+    condition = (
+        f"#{instant} < :cutoff AND (attribute_not_exists(#resent_at) OR #resent_at < :cutoff)"
+    )
+    found: list[Job] = []
+    start = None
+    while True:
+        reply = yield _dynamo.query_index(
+            table, partition, f"{queue}#", f"{queue}$", limit=100, start=start,
+            filter=condition, values={":cutoff": number(cutoff)},
+        )  # fmt: skip
+        found += [stored_from_item(item).job for item in reply.get("Items", [])]
+        start = reply.get("LastEvaluatedKey")
+        if start is None:
+            return found

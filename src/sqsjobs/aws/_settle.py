@@ -1,0 +1,137 @@
+"""The flows after a claim: heartbeat, complete, fail and release.
+
+Each first makes its conditional write on the record (fenced on the claim's lease
+token: a stale run is refused and changes nothing), and only then touches the message,
+so SQS never acts for a run that no longer owns the job. Stale receipt handles do not
+fail in SQS (nor in moto), which is why ownership is decided by the record alone::
+
+    record write refused ──► return False, message untouched (the new owner has it)
+    record written       ──► message: extend / delete (buffered) / return / to the DLQ
+
+``delivery`` is the message that carried this claim, when the store knows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from .._lifecycle import COMPLETED, DEAD, after_failure, expires_at, holds_lease
+from .._models import Job, JobStatus
+from . import _dynamo, _sqs
+from ._deliveries import Delivery
+from ._items import stored_from_item
+from ._layout import Layout
+from ._messages import MessagePlan, carry_out
+from ._transport import AwsError, ConditionFailed, Flow
+
+
+def _expiry(layout: Layout, status: JobStatus, now: float) -> float:
+    expiry = expires_at(status, now, layout.retention, layout.dead_retention)
+    assert expiry is not None, "terminal statuses always expire"
+    return expiry
+
+
+def heartbeat(
+    layout: Layout,
+    delivery: Delivery | None,
+    job_id: str,
+    token: str,
+    lease_until: float,
+    now: float,
+) -> Flow[bool]:
+    try:
+        yield _dynamo.heartbeat(layout.table, job_id, token, lease_until, now)
+    except ConditionFailed:
+        return False
+    if delivery is not None:
+        url = layout.url(delivery.job.queue)
+        seconds = _sqs.visibility_for(lease_until - now)
+        # Refused past SQS's 12 h per receive: claim hides it again when it comes back.
+        with contextlib.suppress(AwsError):
+            yield _sqs.change_visibility(url, delivery.message.receipt_handle, seconds)
+    return True
+
+
+def complete(layout: Layout, job_id: str, token: str, now: float, result: str | None) -> Flow[bool]:
+    """Record the result; the store deletes the message (batched with other completions)."""
+    expiry = _expiry(layout, COMPLETED, now)
+    try:
+        yield _dynamo.complete(layout.table, job_id, token, now, result, expiry)
+    except ConditionFailed:
+        return False
+    return True
+
+
+def fail(
+    layout: Layout,
+    delivery: Delivery | None,
+    job_id: str,
+    token: str,
+    error: str,
+    retry_at: float | None,
+    now: float,
+) -> Flow[bool]:
+    claimed = delivery.job if delivery is not None else (yield from _claimed(layout, job_id, token))
+    if claimed is None:
+        return False
+    status, run_at = after_failure(claimed.attempts, claimed.max_attempts, retry_at, now)
+    if status is DEAD:
+        return (yield from _dead(layout, claimed, delivery, token, error, now))
+    try:
+        yield _dynamo.retry(layout.table, job_id, token, error, status, run_at, now)
+    except ConditionFailed:
+        return False
+    if delivery is not None:
+        yield from _return(layout, delivery, run_at, now)
+    return True
+
+
+def _claimed(layout: Layout, job_id: str, token: str) -> Flow[Job | None]:
+    """The job as claimed under ``token`` (its attempts decide retry or dead), read once.
+
+    Only needed when this store did not make the claim; attempts cannot change while
+    the token holds.
+    """
+    reply = yield _dynamo.get(layout.table, job_id)
+    if "Item" not in reply:
+        return None
+    job = stored_from_item(reply["Item"]).job
+    return job if holds_lease(job.status, job.lease_token, token) else None
+
+
+def _dead(
+    layout: Layout, job: Job, delivery: Delivery | None, token: str, error: str, now: float
+) -> Flow[bool]:
+    expiry = _expiry(layout, DEAD, now)
+    try:
+        yield _dynamo.dead(layout.table, job.id, token, error, now, expiry)
+    except ConditionFailed:
+        return False
+    info = layout.info(job.queue)
+    if delivery is not None:
+        yield from carry_out(MessagePlan(dead_letters=[delivery.message]), info)
+    elif info.dead_letter_url is not None:
+        # The record says dead either way; the DLQ copy is for inspection and redrive.
+        with contextlib.suppress(AwsError):
+            yield _sqs.send(info.dead_letter_url, _sqs.body(job.id, job.queue, job.lease))
+    return True
+
+
+def release(
+    layout: Layout, delivery: Delivery | None, job_id: str, token: str, error: str, now: float
+) -> Flow[bool]:
+    """Back to queued at once, the attempt not counted; the message comes back now."""
+    try:
+        yield _dynamo.release(layout.table, job_id, token, error, now)
+    except ConditionFailed:
+        return False
+    if delivery is not None:
+        yield from _return(layout, delivery, now, now)
+    return True
+
+
+def _return(layout: Layout, delivery: Delivery, due_at: float, now: float) -> Flow[None]:
+    info = layout.info(delivery.job.queue)
+    plan = MessagePlan()
+    plan.return_at(delivery.message, _sqs.plan_return(delivery.message, due_at, now, info))
+    yield from carry_out(plan, info)

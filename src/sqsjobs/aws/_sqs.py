@@ -1,0 +1,236 @@
+"""Pure SQS side: the message body, request builders, and when a message should come back.
+
+The message body is a delivery token, never the job:
+``{"v": 1, "id": ..., "queue": ..., "lease": seconds}`` (compact JSON, at most
+``MAX_BODY_BYTES``). Anything else found on a queue is malformed
+and is moved to the dead-letter queue rather than retried forever.
+
+SQS limits that shape the rules here: ``DelaySeconds`` is at most 900, a visibility
+timeout at most 43,200 (12 h) per receive, a batch at most 10 entries; every receive
+counts towards the redrive policy's ``maxReceiveCount``, and a message lives at most the
+queue's retention period (max 14 days) from its first send. ``plan_return`` keeps a job
+whose message must come back later (a retry, a release, a delay past 15 minutes) clear of
+the last two: it re-sends a fresh message instead of hiding the old one when either is near.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._validation import QUEUE_NAME
+from ._transport import Call
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import (
+        ChangeMessageVisibilityBatchRequestTypeDef,
+        ChangeMessageVisibilityRequestTypeDef,
+        DeleteMessageBatchRequestTypeDef,
+        DeleteMessageRequestTypeDef,
+        ReceiveMessageRequestTypeDef,
+        SendMessageBatchRequestTypeDef,
+        SendMessageRequestTypeDef,
+    )
+
+T = TypeVar("T")
+
+BODY_VERSION = 1
+BODY_FIELDS = frozenset({"v", "id", "queue", "lease"})
+BODY_LIST = ", ".join(sorted(BODY_FIELDS))
+MAX_BODY_BYTES = 1024
+MAX_BATCH = 10
+MAX_DELAY = 900
+MAX_VISIBILITY = 43_200
+MAX_WAIT = 20
+# A hidden message must come back this long before the queue's retention would drop it.
+RETENTION_MARGIN = 3_600.0
+
+
+class MalformedMessage(ValueError):
+    """A message that is not a job delivery token; ``reason`` says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """A received message: what claim, settle and re-send need to know about it."""
+
+    message_id: str
+    receipt_handle: str
+    body: str
+    receive_count: int
+    sent_at: float  # epoch seconds of the first send (SQS keeps it across receives)
+
+
+@dataclass(frozen=True)
+class QueueInfo:
+    """What the store knows about one job queue; ``None`` means the queue has no such limit."""
+
+    url: str
+    dead_letter_url: str | None
+    max_receive_count: int | None
+    retention: float = 345_600.0  # SQS default: 4 days
+
+
+@dataclass(frozen=True)
+class Hide:
+    seconds: int
+
+
+@dataclass(frozen=True)
+class Resend:
+    delay: int
+
+
+def body(job_id: str, queue: str, lease: float) -> str:
+    """The delivery token; ``lease`` lets a claim compute ``lease_until`` without a read."""
+    token = {"v": BODY_VERSION, "id": job_id, "queue": queue, "lease": lease}
+    return json.dumps(token, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Token:
+    job_id: str
+    lease: float
+
+
+def parse_body(text: str, queue: str) -> Token:
+    """The delivery token a message body for ``queue`` carries, or ``MalformedMessage``."""
+    if len(text.encode()) > MAX_BODY_BYTES:
+        raise MalformedMessage(f"body is over {MAX_BODY_BYTES} bytes")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise MalformedMessage("body is not JSON") from None
+    if not isinstance(data, dict) or set(data) != BODY_FIELDS:
+        raise MalformedMessage(f"body is not an object with exactly the fields {BODY_LIST}")
+    if isinstance(data["v"], bool) or data["v"] != BODY_VERSION:
+        raise MalformedMessage(f"body version {data['v']!r} is not {BODY_VERSION}")
+    job_id, target, lease = data["id"], data["queue"], data["lease"]
+    if not isinstance(job_id, str) or not 1 <= len(job_id) <= 128 or not job_id.isprintable():
+        raise MalformedMessage("id is not a string of 1..128 printable characters")
+    if not isinstance(target, str) or QUEUE_NAME.fullmatch(target) is None:
+        raise MalformedMessage("queue is not a valid queue name")
+    if isinstance(lease, bool) or not isinstance(lease, int | float) or not 0 < lease < math.inf:
+        raise MalformedMessage("lease is not a positive number of seconds")
+    if target != queue:
+        raise MalformedMessage(f"message for queue {target!r} arrived on queue {queue!r}")
+    return Token(job_id, float(lease))
+
+
+def message_from_reply(raw: dict[str, Any]) -> Message:
+    attributes = raw.get("Attributes", {})
+    return Message(
+        message_id=raw["MessageId"],
+        receipt_handle=raw["ReceiptHandle"],
+        body=raw.get("Body", ""),
+        receive_count=int(attributes.get("ApproximateReceiveCount", "1")),
+        sent_at=int(attributes.get("SentTimestamp", "0")) / 1000,
+    )
+
+
+def send_delay(run_at: float, now: float) -> int:
+    """``DelaySeconds`` for a job due at ``run_at``: later ones arrive early and hop."""
+    return min(MAX_DELAY, max(0, math.ceil(run_at - now)))
+
+
+def plan_return(
+    message: Message, due_at: float, now: float, info: QueueInfo, *, hop: bool = False
+) -> Hide | Resend:
+    """How to make ``message`` come back at ``due_at`` without losing it.
+
+    Hiding (``ChangeMessageVisibility``) is one request, but the next receive counts
+    against ``maxReceiveCount`` and the message keeps its original age; re-sending a fresh
+    message (send, then delete the old one) resets both. Hide while the next receive still
+    leaves receives in hand (one for a retry or release; half the redrive budget for a
+    ``hop`` of a job not yet due, which may hop many times and should arrive with most of
+    its crash allowance intact) and the message comfortably outlives the hide.
+    """
+    seconds = min(MAX_VISIBILITY, max(0, math.ceil(due_at - now)))
+    limit = info.max_receive_count
+    spare = 1 if limit is None or not hop else max(1, limit // 2)
+    receives_ok = limit is None or message.receive_count + 1 + spare <= limit
+    age_ok = now + seconds < message.sent_at + info.retention - RETENTION_MARGIN
+    if receives_ok and age_ok:
+        return Hide(seconds)
+    return Resend(send_delay(due_at, now))
+
+
+def chunks(items: Sequence[T], size: int = MAX_BATCH) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def send(url: str, text: str, delay: int = 0) -> Call:
+    params: SendMessageRequestTypeDef = {"QueueUrl": url, "MessageBody": text}
+    if delay:
+        params["DelaySeconds"] = delay
+    return Call("sqs", "send_message", params)
+
+
+def send_batch(url: str, entries: Sequence[tuple[str, int]]) -> Call:
+    """Up to 10 ``(body, delay)`` entries; entry ids are their positions."""
+    params: SendMessageBatchRequestTypeDef = {
+        "QueueUrl": url,
+        "Entries": [
+            {"Id": str(i), "MessageBody": text, "DelaySeconds": delay}
+            for i, (text, delay) in enumerate(entries)
+        ],
+    }
+    return Call("sqs", "send_message_batch", params)
+
+
+def receive(url: str, limit: int, wait: int, visibility: int) -> Call:
+    params: ReceiveMessageRequestTypeDef = {
+        "QueueUrl": url,
+        "MaxNumberOfMessages": max(1, min(MAX_BATCH, limit)),
+        "WaitTimeSeconds": max(0, min(MAX_WAIT, wait)),
+        "VisibilityTimeout": max(0, min(MAX_VISIBILITY, visibility)),
+        "MessageSystemAttributeNames": ["ApproximateReceiveCount", "SentTimestamp"],
+    }
+    return Call("sqs", "receive_message", params)
+
+
+def delete(url: str, handle: str) -> Call:
+    params: DeleteMessageRequestTypeDef = {"QueueUrl": url, "ReceiptHandle": handle}
+    return Call("sqs", "delete_message", params)
+
+
+def delete_batch(url: str, handles: Sequence[str]) -> Call:
+    params: DeleteMessageBatchRequestTypeDef = {
+        "QueueUrl": url,
+        "Entries": [{"Id": str(i), "ReceiptHandle": h} for i, h in enumerate(handles)],
+    }
+    return Call("sqs", "delete_message_batch", params)
+
+
+def change_visibility(url: str, handle: str, seconds: int) -> Call:
+    params: ChangeMessageVisibilityRequestTypeDef = {
+        "QueueUrl": url,
+        "ReceiptHandle": handle,
+        "VisibilityTimeout": max(0, min(MAX_VISIBILITY, seconds)),
+    }
+    return Call("sqs", "change_message_visibility", params)
+
+
+def change_visibility_batch(url: str, entries: Sequence[tuple[str, int]]) -> Call:
+    """Up to 10 ``(receipt handle, seconds)`` entries."""
+    params: ChangeMessageVisibilityBatchRequestTypeDef = {
+        "QueueUrl": url,
+        "Entries": [
+            {
+                "Id": str(i),
+                "ReceiptHandle": handle,
+                "VisibilityTimeout": max(0, min(MAX_VISIBILITY, seconds)),
+            }
+            for i, (handle, seconds) in enumerate(entries)
+        ],
+    }
+    return Call("sqs", "change_message_visibility_batch", params)
+
+
+def visibility_for(lease: float) -> int:
+    """Whole seconds of visibility that cover a lease of ``lease`` seconds (max 12 h)."""
+    return max(1, min(MAX_VISIBILITY, math.ceil(lease)))

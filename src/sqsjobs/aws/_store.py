@@ -1,0 +1,391 @@
+"""SqsJobStore: the job store on SQS (delivery) and DynamoDB (the record of truth).
+
+Every method is "which flow, which driver": the async face drives flows on aioboto3
+(imported on first use), the ``sync`` face on boto3. What the store adds is the state a
+worker's claims need between calls: which message delivered each claim (``DeliveryMap``),
+deletes waiting to be batched (``DeleteBuffer``), and each queue's SQS facts, learned once.
+
+Claim is cancellation-safe: a long poll may be cancelled (unclaimed messages just come
+back); once messages are in hand, the claim step runs shielded, and if the caller was
+cancelled meanwhile, whatever it claimed is released (attempt not counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from .._lifecycle import LEASE_EXPIRED_ERROR
+from .._log import LOGGER_NAME, Event, log_event
+from .._models import EnqueueResult, Job, JobFilter, JobPage
+from .._validation import dump_json, plain_json
+from . import _claim, _flows, _settle, _sqs
+from ._config import StoreSettings
+from ._deliveries import DeleteBuffer, DeliveryMap
+from ._layout import Layout, describe_queue
+from ._listing import list_jobs
+from ._reconcile import ReconcileReport, reconcile
+from ._sync import SqsSyncView
+from ._transport import AwsError, BotoTransport, Call, Flow, Reply, adrive, drive, public_error
+
+if TYPE_CHECKING:
+    from ._aio import AioTransport
+
+T = TypeVar("T")
+_logger = logging.getLogger(LOGGER_NAME)
+
+DELETE_WINDOW = 0.2  # seconds completions wait to share one DeleteMessageBatch
+DEFAULT_VISIBILITY = 30  # until a claim shows a queue's leases
+CANCELLED_CLAIM = "claim was cancelled before its jobs were handed out"
+
+
+class SqsJobStore:
+    """Jobs in SQS + DynamoDB: durable, shared by any number of producers and workers.
+
+    See ``docs/aws-store.md`` for the table layout, the message schema and the request
+    budget. ``create`` makes the resources for development and tests; production deploys
+    ``infra/`` and uses ``from_stack`` or ``from_env``.
+    """
+
+    max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
+
+    def __init__(
+        self,
+        *,
+        table_name: str,
+        queue_urls: Mapping[str, str],
+        dead_letter_queue_urls: Mapping[str, str] | None = None,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        retention: float = 86_400,
+        dead_retention: float = 604_800,
+        wait_time: float = 20.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        settings = StoreSettings.build(
+            table_name=table_name, queue_urls=queue_urls,
+            dead_letter_queue_urls=dead_letter_queue_urls, endpoint_url=endpoint_url,
+            region_name=region_name, retention=retention, dead_retention=dead_retention,
+            wait_time=wait_time,
+        )  # fmt: skip
+        self._endpoint = settings.endpoint
+        self._layout = settings.layout
+        self._wait = math.ceil(settings.wait_time)
+        self._clock = clock
+        self._boto = BotoTransport(settings.endpoint)
+        self._aio: AioTransport | None = None
+        self._deliveries = DeliveryMap()
+        self._deletes = DeleteBuffer()
+        self._visibility: dict[str, int] = {}
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self.sync = SqsSyncView(self)
+
+    # -- construction --------------------------------------------------------------------
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> SqsJobStore:
+        """From ``SQSJOBS_TABLE`` and ``SQSJOBS_QUEUES="default=URL,high=URL"``."""
+        from ._config import env_arguments
+
+        return cls(**{**env_arguments(), **kwargs})
+
+    @classmethod
+    def from_stack(cls, stack_name: str, **kwargs: Any) -> SqsJobStore:
+        """From the outputs of a stack deployed from ``infra/`` (see docs/aws-store.md)."""
+        from ._config import Endpoint, stack_arguments
+
+        endpoint = Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name"))
+        transport = BotoTransport(endpoint)
+        try:
+            found = stack_arguments(stack_name, transport)
+        finally:
+            transport.close()
+        return cls(**{**found, **kwargs})
+
+    @classmethod
+    def create(
+        cls,
+        prefix: str,
+        *,
+        queues: Sequence[str] = ("default",),
+        max_receive_count: int = 10,
+        **kwargs: Any,
+    ) -> SqsJobStore:
+        """Create (or find) the table, queues and DLQs for ``prefix``; for dev and tests."""
+        from ._config import Endpoint
+        from ._provision import provision
+
+        endpoint = Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name"))
+        transport = BotoTransport(endpoint)
+        try:
+            made = provision(transport, prefix, queues, max_receive_count)
+        finally:
+            transport.close()
+        store = cls(
+            table_name=made.table,
+            queue_urls={q: i.url for q, i in made.queues.items()},
+            dead_letter_queue_urls={
+                q: i.dead_letter_url for q, i in made.queues.items() if i.dead_letter_url
+            },
+            **kwargs,
+        )
+        for queue, info in made.queues.items():
+            store._layout = store._layout.with_info(queue, info)
+        return store
+
+    # -- read-only configuration ---------------------------------------------------------
+
+    @property
+    def table_name(self) -> str:
+        return self._layout.table
+
+    @property
+    def queue_urls(self) -> Mapping[str, str]:
+        return MappingProxyType(dict(self._layout.queue_urls))
+
+    @property
+    def dead_letter_queue_urls(self) -> Mapping[str, str]:
+        """Each queue's DLQ; read from its redrive policy when not given (blocking, once)."""
+        for queue in self._layout.queue_urls:
+            if queue not in self._layout.dead_letter_urls:
+                self.sync.describe(queue)
+        urls = {q: self._layout.info(q).dead_letter_url for q in sorted(self._layout.queue_urls)}
+        return MappingProxyType({q: url for q, url in urls.items() if url})
+
+    # -- drivers -------------------------------------------------------------------------
+
+    async def _send(self, call: Call) -> Reply:
+        if self._aio is None:
+            from ._aio import AioTransport
+
+            self._aio = AioTransport(self._endpoint)
+        return await self._aio(call)
+
+    async def _run(self, flow: Flow[T]) -> T:
+        try:
+            return await adrive(flow, self._send)
+        except AwsError as error:
+            raise public_error(error) from None
+
+    def _run_sync(self, flow: Flow[T]) -> T:
+        try:
+            return drive(flow, self._boto)
+        except AwsError as error:
+            raise public_error(error) from None
+
+    async def _described(self, queue: str) -> Layout:
+        if queue not in self._layout.described:
+            url = self._layout.url(queue)
+            flow = describe_queue(url, self._layout.dead_letter_urls.get(queue))
+            self._layout = self._layout.with_info(queue, await self._run(flow))
+        return self._layout
+
+    # -- producer ------------------------------------------------------------------------
+
+    async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        return await self._run(_flows.put(self._layout, job, fingerprint, self._clock()))
+
+    async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        return await self._run(_flows.put_many(self._layout, items, self._clock()))
+
+    async def get(self, job_id: str, now: float) -> Job | None:
+        return await self._run(_flows.get(self._layout, job_id, now))
+
+    async def cancel(self, job_id: str, now: float) -> bool:
+        return await self._run(_flows.cancel(self._layout, job_id, now))
+
+    # -- claiming ------------------------------------------------------------------------
+
+    async def claim(
+        self, queue: str, worker_id: str, now: float, *, limit: int = 1, wait: float = 0.0
+    ) -> list[Job]:
+        """Receive up to ``min(limit, 10)`` messages (long-polling up to ``wait``) and claim.
+
+        After a long poll, due-ness (and the lease) is reckoned from ``now`` plus the time
+        the poll waited.
+        """
+        layout = await self._described(queue)
+        visibility = self._visibility.get(queue, DEFAULT_VISIBILITY)
+        wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._wait)
+        started = time.monotonic()
+        flow = _claim.receive(layout.url(queue), limit, wait_seconds, visibility)
+        messages = await self._run(flow)
+        if not messages:
+            return []
+        if wait_seconds:
+            now += time.monotonic() - started
+        step = asyncio.ensure_future(
+            self._claim_received(layout, queue, messages, worker_id, now, visibility)
+        )
+        try:
+            return await asyncio.shield(step)
+        except asyncio.CancelledError:
+            self._spawn(self._release_claimed(step))
+            raise
+
+    async def _claim_received(
+        self,
+        layout: Layout,
+        queue: str,
+        messages: list[_sqs.Message],
+        worker_id: str,
+        now: float,
+        visibility: int,
+    ) -> list[Job]:
+        flow = _claim.claim_received(layout, queue, messages, worker_id, now, visibility)
+        claimed = await self._run(flow)
+        for message, reason in claimed.malformed:
+            _logger.warning(
+                "Removed malformed message %s from queue %r to its dead-letter queue: %s",
+                message.message_id, queue, reason,
+                extra={"event": "jobs.malformed_message", "queue": queue, "error": reason},
+            )  # fmt: skip
+        for job in claimed.dead:
+            log_event(
+                _logger, logging.WARNING, Event.DEAD,
+                f"Job {job.name!r} ({job.id}) dead-lettered: {LEASE_EXPIRED_ERROR}", job,
+                error=LEASE_EXPIRED_ERROR,
+            )  # fmt: skip
+        for delivery in claimed.deliveries:
+            self._deliveries.add(delivery)
+            self._visibility[queue] = _sqs.visibility_for(delivery.job.lease)
+        if claimed.errors and not claimed.deliveries:
+            raise public_error(claimed.errors[0])
+        return [delivery.job for delivery in claimed.deliveries]
+
+    async def _release_claimed(self, step: asyncio.Future[list[Job]]) -> None:
+        try:
+            jobs = await step
+        except Exception:
+            return  # nothing was handed out; unclaimed messages come back on their own
+        now = self._clock()
+        for job in jobs:
+            assert job.lease_token is not None
+            await self.release(job.id, job.lease_token, CANCELLED_CLAIM, now)
+
+    # -- after a claim -------------------------------------------------------------------
+
+    async def heartbeat(
+        self, job_id: str, lease_token: str, lease_until: float, now: float
+    ) -> bool:
+        delivery = self._deliveries.get(job_id, lease_token)
+        flow = _settle.heartbeat(self._layout, delivery, job_id, lease_token, lease_until, now)
+        return await self._run(flow)
+
+    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
+        text = None if result is None else dump_json(plain_json(result, "result"))
+        done = await self._run(_settle.complete(self._layout, job_id, lease_token, now, text))
+        delivery = self._deliveries.pop(job_id, lease_token)
+        if done and delivery is not None:
+            self._delete_soon(self._layout.url(delivery.job.queue), delivery.message)
+        return done
+
+    async def fail(
+        self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
+    ) -> bool:
+        delivery = self._deliveries.pop(job_id, lease_token)
+        if delivery is not None:
+            await self._described(delivery.job.queue)
+        flow = _settle.fail(self._layout, delivery, job_id, lease_token, error, retry_at, now)
+        return await self._run(flow)
+
+    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
+        delivery = self._deliveries.pop(job_id, lease_token)
+        if delivery is not None:
+            await self._described(delivery.job.queue)
+        flow = _settle.release(self._layout, delivery, job_id, lease_token, error, now)
+        return await self._run(flow)
+
+    # -- batched deletes -----------------------------------------------------------------
+
+    def _delete_soon(self, url: str, message: _sqs.Message) -> None:
+        full = self._deletes.add(url, message.receipt_handle)
+        if full is not None:
+            self._spawn(self._delete(url, full))
+        elif self._flush_timer is None:
+            loop = asyncio.get_running_loop()
+            self._flush_timer = loop.call_later(DELETE_WINDOW, self._flush_due)
+
+    def _flush_due(self) -> None:
+        self._flush_timer = None
+        for url, handles in self._deletes.take_all().items():
+            self._spawn(self._delete(url, handles))
+
+    async def _delete(self, url: str, handles: list[str]) -> None:
+        try:
+            await adrive(_delete_flow(url, handles), self._send)
+        except AwsError as error:
+            _logger.info("Deleting %d finished messages failed (%s); they will come back once "
+                         "and be discarded", len(handles), error)  # fmt: skip
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- reconciler ----------------------------------------------------------------------
+
+    async def reconcile(
+        self, *, grace: float = 900.0, queues: Sequence[str] | None = None
+    ) -> ReconcileReport:
+        """Re-send lost messages, dead-letter redriven jobs; see ``_reconcile``."""
+        names = list(queues) if queues is not None else sorted(self._layout.queue_urls)
+        for queue in names:
+            await self._described(queue)
+        return await self._run(reconcile(self._layout, names, self._clock(), grace))
+
+    # -- closing -------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Send pending deletes, wait for background work, close every client."""
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_due()
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if self._aio is not None:
+            aio, self._aio = self._aio, None
+            await aio.aclose()
+        self._boto.close()
+
+    def close(self) -> None:
+        """Close the blocking clients (pending deletes are sent first); see ``aclose``."""
+        for url, handles in self._deletes.take_all().items():
+            with contextlib.suppress(AwsError):  # they come back once and are discarded
+                drive(_delete_flow(url, handles), self._boto)
+        self._boto.close()
+        if self._aio is not None:
+            warnings.warn(
+                "SqsJobStore.close() cannot close its asyncio clients; await aclose() instead",
+                ResourceWarning,
+                stacklevel=2,
+            )
+
+    async def __aenter__(self) -> SqsJobStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> SqsJobStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # Last, so that ``list`` in the annotations above is the builtin, not this method.
+    async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        return await self._run(list_jobs(self._layout, filter, limit, cursor, now))
+
+
+def _delete_flow(url: str, handles: list[str]) -> Flow[None]:
+    for batch in _sqs.chunks(handles):
+        yield _sqs.delete_batch(url, batch)

@@ -1,0 +1,133 @@
+"""Test helpers: a local AWS emulator for your own tests and the demo.
+
+``local_aws()`` runs moto's server in a background thread on a free 127.0.0.1 port and
+yields its endpoint URL; boto3 and aioboto3 clients reach it over real HTTP, so what is
+tested is what runs against AWS. Give it credentials from the environment (any value
+works, e.g. ``AWS_ACCESS_KEY_ID=testing``) and a region, as for AWS.
+
+``RequestCounter`` counts the requests the emulator serves by service and action, for
+assertions on request budgets (counts, never times). Needs the ``local`` extra
+(``pip install sqsjobs[local]``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RequestCounter", "RequestCounts", "local_aws"]
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+DYNAMODB_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+DYNAMODB_BATCH_WRITES = frozenset({"BatchWriteItem", "TransactWriteItems"})
+DYNAMODB_READS = frozenset(
+    {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems", "ExecuteStatement"}
+)
+
+
+@contextmanager
+def local_aws(*, counter: RequestCounter | None = None) -> Iterator[str]:
+    """Run the AWS emulator for the duration of the block; yields its endpoint URL."""
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError as missing:  # pragma: no cover - depends on the install
+        raise RuntimeError("local_aws() needs moto: pip install 'sqsjobs[local]'") from missing
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        if counter is not None:
+            # werkzeug's server looks its app up per request, so wrapping it now counts all.
+            wsgi = server._server
+            assert wsgi is not None
+            wsgi.app = counter.wrap(wsgi.app)
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@dataclass(frozen=True)
+class RequestCounts:
+    """Requests by ``(service, action)``, and DynamoDB items written and read requests."""
+
+    requests: Counter[tuple[str, str]]
+    dynamodb_writes: int
+    dynamodb_reads: int
+
+    def __sub__(self, earlier: RequestCounts) -> RequestCounts:
+        return RequestCounts(
+            self.requests - earlier.requests,
+            self.dynamodb_writes - earlier.dynamodb_writes,
+            self.dynamodb_reads - earlier.dynamodb_reads,
+        )
+
+    def service(self, name: str) -> int:
+        return sum(n for (service, _), n in self.requests.items() if service == name)
+
+
+class RequestCounter:
+    """Counts what the emulator serves. ``dynamodb_writes`` counts items, so a batch
+    write of 10 is 10 writes; reads count requests (GetItem, Query, ...)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: Counter[tuple[str, str]] = Counter()
+        self._writes = 0
+        self._reads = 0
+
+    def counts(self) -> RequestCounts:
+        with self._lock:
+            return RequestCounts(Counter(self._requests), self._writes, self._reads)
+
+    def wrap(self, app: WsgiApp) -> WsgiApp:
+        def counting(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+            self._observe(environ)
+            return app(environ, start_response)
+
+        return counting
+
+    def _observe(self, environ: dict[str, Any]) -> None:
+        service, action = _service_action(environ)
+        written = 0
+        if service == "dynamodb" and action in DYNAMODB_WRITES:
+            written = 1
+        elif service == "dynamodb" and action in DYNAMODB_BATCH_WRITES:
+            written = _items_in(_body(environ), action)
+        with self._lock:
+            self._requests[(service, action)] += 1
+            self._writes += written
+            self._reads += service == "dynamodb" and action in DYNAMODB_READS
+
+
+def _service_action(environ: dict[str, Any]) -> tuple[str, str]:
+    target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
+    prefix, _, action = target.partition(".")
+    if prefix.startswith("DynamoDB"):
+        return "dynamodb", action
+    if prefix == "AmazonSQS":
+        return "sqs", action
+    auth = str(environ.get("HTTP_AUTHORIZATION", ""))
+    service = auth.split("Credential=")[-1].split("/")[3] if "Credential=" in auth else "?"
+    return service, action or str(environ.get("QUERY_STRING", "")) or "?"
+
+
+def _body(environ: dict[str, Any]) -> bytes:
+    """Read the request body and put it back for the emulator."""
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    data: bytes = environ["wsgi.input"].read(length)
+    environ["wsgi.input"] = io.BytesIO(data)
+    return data
+
+
+def _items_in(data: bytes, action: str) -> int:
+    request = json.loads(data or b"{}")
+    if action == "TransactWriteItems":
+        return len(request.get("TransactItems", []))
+    return sum(len(writes) for writes in request.get("RequestItems", {}).values())
