@@ -1,0 +1,166 @@
+"""Deploying the templates into the AWS emulator through CloudFormation.
+
+The emulator creates the queues, the table and the policies and wires them together,
+which is what these tests check (with the store's own layout constants); settings it
+ignores are checked on the templates in ``test_templates``. It does not create the DLQ
+alarm and warns that it cannot: that warning is expected here.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import boto3  # type: ignore[import-untyped]
+import pytest
+
+from sqsjobs import JobStatus
+from sqsjobs.aws import _dynamo
+from sqsjobs.aws._items import INDEX, index_pk, item_from_job, job_key, shard
+from sqsjobs.infra import StackEvent, deploy_stack
+
+from .support import load_template, sample_job
+
+pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
+
+
+@dataclass(frozen=True)
+class Deployed:
+    name: str
+    outputs: dict[str, str]
+    events: list[StackEvent]
+
+    def url(self, output: str) -> str:
+        queue, _, url = self.outputs[output].partition("=")
+        assert queue == "default"
+        return url
+
+
+@pytest.fixture(scope="module")
+def main_stack(aws_endpoint: str) -> Deployed:
+    name = f"t{uuid.uuid4().hex[:12]}"
+    events: list[StackEvent] = []
+    outputs = deploy_stack(name, endpoint_url=aws_endpoint, on_event=events.append)
+    return Deployed(name, outputs, events)
+
+
+def client(service: str, endpoint: str) -> Any:
+    return boto3.session.Session().client(service, endpoint_url=endpoint)
+
+
+def queue_attributes(endpoint: str, url: str) -> dict[str, str]:
+    reply = client("sqs", endpoint).get_queue_attributes(QueueUrl=url, AttributeNames=["All"])
+    return dict(reply["Attributes"])
+
+
+def stack_parameters(endpoint: str, name: str) -> dict[str, str]:
+    (stack,) = client("cloudformation", endpoint).describe_stacks(StackName=name)["Stacks"]
+    return {p["ParameterKey"]: p["ParameterValue"] for p in stack["Parameters"]}
+
+
+def test_outputs_are_the_ones_the_template_declares(main_stack: Deployed) -> None:
+    declared = set(load_template("sqsjobs")["Outputs"]) - {"EventSourceMappingId"}
+    assert set(main_stack.outputs) == declared
+    assert main_stack.outputs["QueueUrls"].startswith("default=https://")
+    assert main_stack.outputs["QueueArn"].endswith(f":{main_stack.name}-default")
+    assert main_stack.outputs["DeadLetterQueueArn"].endswith(f":{main_stack.name}-default-dlq")
+    assert ":policy/" in main_stack.outputs["ProducerPolicyArn"]
+    assert ":policy/" in main_stack.outputs["WorkerPolicyArn"]
+
+
+def test_progress_is_reported_as_stack_events(main_stack: Deployed) -> None:
+    own = [e.status for e in main_stack.events if e.logical_id == main_stack.name]
+    assert own[0] == "CREATE_IN_PROGRESS"
+    assert own[-1] == "CREATE_COMPLETE"
+    assert len({e.event_id for e in main_stack.events}) == len(main_stack.events)
+
+
+def test_job_queue_redrives_to_its_dead_letter_queue(
+    main_stack: Deployed, aws_endpoint: str
+) -> None:
+    source = queue_attributes(aws_endpoint, main_stack.url("QueueUrls"))
+    dead = queue_attributes(aws_endpoint, main_stack.url("DeadLetterQueueUrls"))
+    assert json.loads(source["RedrivePolicy"]) == {
+        "deadLetterTargetArn": dead["QueueArn"],
+        "maxReceiveCount": 10,
+    }
+    assert dead["QueueArn"] == main_stack.outputs["DeadLetterQueueArn"]
+    assert source["QueueArn"] == main_stack.outputs["QueueArn"]
+    assert (source["MessageRetentionPeriod"], dead["MessageRetentionPeriod"]) == (
+        "345600",
+        "1209600",
+    )
+    for attributes in (source, dead):
+        assert attributes["MaximumMessageSize"] == "262144"
+        assert attributes["SqsManagedSseEnabled"] == "true"
+    assert (source["ReceiveMessageWaitTimeSeconds"], source["VisibilityTimeout"]) == ("20", "30")
+
+
+def test_table_has_the_store_layout(main_stack: Deployed, aws_endpoint: str) -> None:
+    dynamodb = client("dynamodb", aws_endpoint)
+    name = main_stack.outputs["TableName"]
+    described = dynamodb.describe_table(TableName=name)["Table"]
+    assert described["KeySchema"] == [{"AttributeName": k, "KeyType": "HASH"} for k in job_key("x")]
+    assert described["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    (index,) = described["GlobalSecondaryIndexes"]
+    assert (index["IndexName"], index["Projection"]) == (INDEX, {"ProjectionType": "ALL"})
+    # The store's own item and list query work on the deployed table and index.
+    job = sample_job()
+    dynamodb.put_item(TableName=name, Item=item_from_job(job, None))
+    created = job.created_at.timestamp()
+    query = _dynamo.query_index(
+        name, index_pk(JobStatus.QUEUED, shard(job.id)), f"{job.queue}#", f"{job.queue}#~",
+        limit=10, start=None,
+    )  # fmt: skip
+    (found,) = dynamodb.query(**query.params)["Items"]
+    assert found["id"] == {"S": job.id}
+    assert float(found["created_at"]["N"]) == created
+
+
+def test_queue_template_adds_a_queue_to_the_same_table(
+    main_stack: Deployed, aws_endpoint: str, stack_name: str
+) -> None:
+    table = main_stack.outputs["TableName"]
+    outputs = deploy_stack(
+        stack_name, template="sqsjobs-queue", endpoint_url=aws_endpoint,
+        parameters={"TableName": table, "QueueName": "high"},
+    )  # fmt: skip
+    assert outputs["TableName"] == table
+    queue, _, url = outputs["QueueUrls"].partition("=")
+    assert queue == "high"
+    assert url != main_stack.url("QueueUrls")
+    redrive = json.loads(queue_attributes(aws_endpoint, url)["RedrivePolicy"])
+    assert redrive["deadLetterTargetArn"] == outputs["DeadLetterQueueArn"]
+    assert outputs["DeadLetterQueueUrls"].startswith("high=")
+
+
+def test_redeploy_keeps_parameters_not_given(aws_endpoint: str, stack_name: str) -> None:
+    first = deploy_stack(stack_name, parameters={"MaxReceiveCount": "3"}, endpoint_url=aws_endpoint)
+    events: list[StackEvent] = []
+    again = deploy_stack(stack_name, endpoint_url=aws_endpoint, on_event=events.append)
+    assert again == first
+    assert stack_parameters(aws_endpoint, stack_name)["MaxReceiveCount"] == "3"
+    # AWS finds nothing to do; the emulator runs an empty update.
+    assert all(e.status.startswith("UPDATE_") for e in events)
+
+
+def test_redeploy_applies_changed_parameters(aws_endpoint: str, stack_name: str) -> None:
+    outputs = deploy_stack(stack_name, endpoint_url=aws_endpoint)
+    events: list[StackEvent] = []
+    deploy_stack(
+        stack_name, parameters={"VisibilityTimeout": "45"}, endpoint_url=aws_endpoint,
+        on_event=events.append,
+    )  # fmt: skip
+    url = outputs["QueueUrls"].partition("=")[2]
+    assert queue_attributes(aws_endpoint, url)["VisibilityTimeout"] == "45"
+    assert [e.status for e in events if e.logical_id == stack_name][-1] == "UPDATE_COMPLETE"
+
+
+def test_endpoint_comes_from_the_environment(
+    aws_endpoint: str, stack_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", aws_endpoint)
+    outputs = deploy_stack(stack_name)
+    assert outputs["QueueArn"].endswith(f":{stack_name}-default")

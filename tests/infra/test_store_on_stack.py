@@ -1,0 +1,56 @@
+"""The store runs on what the templates deploy: from_stack, enqueue, a worker, completed.
+
+This is the check that the outputs are the ones ``SqsJobStore.from_stack`` reads and
+that the deployed table, index and queues carry the store's whole round trip.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws._config import STACK_OUTPUTS
+from sqsjobs.infra import deploy_stack
+
+pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
+
+
+def test_outputs_include_what_from_stack_reads(aws_endpoint: str, stack_name: str) -> None:
+    outputs = deploy_stack(stack_name, endpoint_url=aws_endpoint)
+    assert set(STACK_OUTPUTS) <= set(outputs)
+
+
+@pytest.mark.parametrize("template", ["sqsjobs", "sqsjobs-queue"])
+async def test_a_job_runs_to_completion_on_a_deployed_stack(
+    aws_endpoint: str, stack_name: str, template: str
+) -> None:
+    parameters = {"QueueName": "reports"}
+    if template == "sqsjobs-queue":
+        table = deploy_stack(f"{stack_name}-table", endpoint_url=aws_endpoint)["TableName"]
+        parameters["TableName"] = table
+    deploy_stack(stack_name, template=template, parameters=parameters, endpoint_url=aws_endpoint)
+    store = SqsJobStore.from_stack(stack_name, endpoint_url=aws_endpoint, wait_time=1.0)
+    try:
+        assert set(store.dead_letter_queue_urls) == {"reports"}
+        queue = JobQueue(store, default_queue="reports")
+        ran: list[Any] = []
+
+        async def build(ctx: JobContext) -> dict[str, int]:
+            ran.append(ctx.payload)
+            return {"pages": 3}
+
+        enqueued = await queue.enqueue("reports.build", {"month": "2030-01"})
+        worker = JobWorker(queue, {"reports.build": build}, queues=["reports"])
+        assert await worker.run_once()
+        job = await queue.get(enqueued.job.id)
+        assert job is not None
+        assert (job.status, job.result, ran) == (
+            JobStatus.COMPLETED,
+            {"pages": 3},
+            [{"month": "2030-01"}],
+        )
+    finally:
+        await store.aclose()

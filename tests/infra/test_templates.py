@@ -1,0 +1,278 @@
+"""What the templates say, read from the parsed YAML.
+
+The local emulator creates the resources but ignores much of their configuration (TTL,
+point-in-time recovery, table encryption, redrive-allow policies, alarms, and Lambda
+mappings cannot run there), so these settings are checked here, on the template itself.
+The table must match the item layout the store writes (``sqsjobs.aws._items``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sqsjobs.aws._items import INDEX, TTL_ATTRIBUTE, item_from_job, job_key
+from sqsjobs.aws._sqs import MAX_BODY_BYTES, MAX_VISIBILITY
+from sqsjobs.infra import TEMPLATES
+
+from .support import load_template, references, resources, sample_job
+
+MAIN = load_template("sqsjobs")
+QUEUE = load_template("sqsjobs-queue")
+BOTH = pytest.mark.parametrize("template", [MAIN, QUEUE], ids=list(TEMPLATES))
+DLQ_RETENTION = 1_209_600  # 14 days, the SQS maximum
+
+PRODUCER_ACTIONS = {
+    "dynamodb:BatchWriteItem",  # enqueue_many
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "sqs:GetQueueUrl",
+    "sqs:SendMessage",  # also SendMessageBatch
+    "cloudformation:DescribeStacks",  # SqsJobStore.from_stack
+}
+WORKER_ACTIONS = {
+    "dynamodb:BatchWriteItem",
+    "dynamodb:DescribeTable",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+    "sqs:GetQueueUrl",
+    "sqs:ReceiveMessage",
+    "sqs:SendMessage",
+    "cloudformation:DescribeStacks",
+}
+
+
+def table() -> dict[str, Any]:
+    return dict(MAIN["Resources"]["JobTable"]["Properties"])
+
+
+def queue(template: dict[str, Any], logical_id: str = "JobQueue") -> dict[str, Any]:
+    return dict(template["Resources"][logical_id]["Properties"])
+
+
+def statements(template: dict[str, Any], policy: str) -> list[dict[str, Any]]:
+    return list(template["Resources"][policy]["Properties"]["PolicyDocument"]["Statement"])
+
+
+def actions(template: dict[str, Any], policy: str) -> set[str]:
+    found: set[str] = set()
+    for statement in statements(template, policy):
+        listed = statement["Action"]
+        found |= {listed} if isinstance(listed, str) else set(listed)
+    return found
+
+
+# -- the table -----------------------------------------------------------------------------
+
+
+def test_table_keys_match_the_items_the_store_writes() -> None:
+    item = item_from_job(sample_job(), None)
+    props = table()
+    defined = {d["AttributeName"]: d["AttributeType"] for d in props["AttributeDefinitions"]}
+    assert props["KeySchema"] == [
+        {"AttributeName": name, "KeyType": "HASH"} for name in job_key("x")
+    ]
+    (index,) = props["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == INDEX
+    assert [k["KeyType"] for k in index["KeySchema"]] == ["HASH", "RANGE"]
+    assert index["Projection"] == {"ProjectionType": "ALL"}
+    keys = {k["AttributeName"] for k in props["KeySchema"] + index["KeySchema"]}
+    assert set(defined) == keys  # DynamoDB refuses definitions of non-key attributes
+    assert {name: next(iter(item[name])) for name in keys} == defined
+
+
+def test_table_is_on_demand_with_ttl_pitr_and_encryption() -> None:
+    props = table()
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["TimeToLiveSpecification"] == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert props["SSESpecification"] == {"SSEEnabled": True}
+
+
+def test_table_outlives_its_stack() -> None:
+    resource = MAIN["Resources"]["JobTable"]
+    assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
+
+
+# -- the queues ----------------------------------------------------------------------------
+
+
+@BOTH
+def test_queues_are_encrypted_with_an_explicit_size_limit(template: dict[str, Any]) -> None:
+    for logical_id in ("JobQueue", "DeadLetterQueue"):
+        props = queue(template, logical_id)
+        assert props["SqsManagedSseEnabled"] is True
+        assert MAX_BODY_BYTES <= props["MaximumMessageSize"] <= 262_144
+
+
+@BOTH
+def test_job_queue_long_polls_and_redrives_to_its_dlq(template: dict[str, Any]) -> None:
+    props = queue(template)
+    assert props["ReceiveMessageWaitTimeSeconds"] == 20
+    assert props["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
+        "maxReceiveCount": {"Ref": "MaxReceiveCount"},
+    }
+    assert template["Parameters"]["MaxReceiveCount"]["Default"] == 10
+
+
+@BOTH
+def test_dlq_accepts_redrives_from_its_job_queue_only(template: dict[str, Any]) -> None:
+    allow = queue(template, "DeadLetterQueue")["RedriveAllowPolicy"]
+    assert allow["redrivePermission"] == "byQueue"
+    (source,) = allow["sourceQueueArns"]
+    job_queue_name = queue(template)["QueueName"]["Fn::Sub"]
+    assert source["Fn::Sub"].endswith(f":{job_queue_name}")
+    assert source["Fn::Sub"].startswith("arn:${AWS::Partition}:sqs:${AWS::Region}:")
+
+
+@BOTH
+def test_dlq_keeps_messages_longer_than_the_job_queue_can(template: dict[str, Any]) -> None:
+    # A standard DLQ keeps each message's original enqueue time.
+    assert queue(template, "DeadLetterQueue")["MessageRetentionPeriod"] == DLQ_RETENTION
+    assert queue(template)["MessageRetentionPeriod"] == {"Ref": "MessageRetentionPeriod"}
+    retention = template["Parameters"]["MessageRetentionPeriod"]
+    assert retention["Default"] == 345_600
+    assert retention["MaxValue"] < DLQ_RETENTION
+
+
+@BOTH
+def test_dlq_alarm_fires_on_any_visible_message(template: dict[str, Any]) -> None:
+    (alarm,) = resources(template, "AWS::CloudWatch::Alarm").values()
+    props = alarm["Properties"]
+    assert props["Namespace"] == "AWS/SQS"
+    assert props["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert props["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["DeadLetterQueue", "QueueName"]}}
+    ]
+    assert (props["ComparisonOperator"], props["Threshold"]) == ("GreaterThanThreshold", 0)
+    notify = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}
+    assert props["AlarmActions"] == notify
+    assert template["Parameters"]["AlarmTopicArn"]["Default"] == ""
+
+
+# -- the optional Lambda worker ------------------------------------------------------------
+
+
+@BOTH
+def test_lambda_mapping_exists_only_with_a_function(template: dict[str, Any]) -> None:
+    (mapping,) = resources(template, "AWS::Lambda::EventSourceMapping").values()
+    assert mapping["Condition"] == "HasLambdaWorker"
+    assert template["Conditions"]["HasLambdaWorker"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "WorkerFunctionArn"}, ""]}]
+    }
+    assert template["Parameters"]["WorkerFunctionArn"]["Default"] == ""
+    props = mapping["Properties"]
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert props["EventSourceArn"] == {"Fn::GetAtt": ["JobQueue", "Arn"]}
+    assert props["BatchSize"] == {"Ref": "BatchSize"}
+
+
+@BOTH
+def test_lambda_queue_visibility_is_six_times_the_function_timeout(
+    template: dict[str, Any],
+) -> None:
+    assert queue(template)["VisibilityTimeout"] == {
+        "Fn::If": [
+            "HasLambdaWorker",
+            {"Fn::FindInMap": ["LambdaVisibility", {"Ref": "LambdaTimeout"}, "Seconds"]},
+            {"Ref": "VisibilityTimeout"},
+        ]
+    }
+    timeouts = template["Parameters"]["LambdaTimeout"]["AllowedValues"]
+    visibility = template["Mappings"]["LambdaVisibility"]
+    assert set(visibility) == {str(t) for t in timeouts}
+    assert max(timeouts) == 900  # Lambda's longest timeout
+    for timeout in timeouts:
+        assert 6 * timeout <= visibility[str(timeout)]["Seconds"] <= MAX_VISIBILITY
+
+
+# -- IAM -----------------------------------------------------------------------------------
+
+
+@BOTH
+def test_producers_may_enqueue_and_read_but_not_change_or_consume(
+    template: dict[str, Any],
+) -> None:
+    granted = actions(template, "ProducerPolicy")
+    assert granted == PRODUCER_ACTIONS
+    for word in ("Delete", "Update", "Receive", "ChangeMessageVisibility", "*"):
+        assert not [a for a in granted if word in a]
+
+
+@BOTH
+def test_workers_get_what_claiming_and_settling_need(template: dict[str, Any]) -> None:
+    assert actions(template, "WorkerPolicy") == WORKER_ACTIONS
+
+
+@BOTH
+@pytest.mark.parametrize("policy", ["ProducerPolicy", "WorkerPolicy"])
+def test_policies_name_their_resources(template: dict[str, Any], policy: str) -> None:
+    for statement in statements(template, policy):
+        assert statement["Effect"] == "Allow"
+        assert "*" not in str(statement["Resource"])
+    records, messages, stack = statements(template, policy)
+    table_arn, index_arn = (r["Fn::Sub"] for r in records["Resource"])
+    assert table_arn.startswith("arn:${AWS::Partition}:dynamodb:${AWS::Region}:")
+    assert table_arn.endswith((":table/${JobTable}", ":table/${TableName}"))
+    assert index_arn == f"{table_arn}/index/{INDEX}"
+    queues = messages["Resource"]
+    assert {"Fn::GetAtt": ["JobQueue", "Arn"]} in (queues if isinstance(queues, list) else [queues])
+    assert stack["Resource"] == {"Ref": "AWS::StackId"}
+
+
+# -- outputs and the two templates ---------------------------------------------------------
+
+
+@BOTH
+def test_outputs(template: dict[str, Any]) -> None:
+    outputs = template["Outputs"]
+    assert set(outputs) == {
+        "TableName", "QueueUrls", "DeadLetterQueueUrls", "QueueArn", "DeadLetterQueueArn",
+        "ProducerPolicyArn", "WorkerPolicyArn", "EventSourceMappingId",
+    }  # fmt: skip
+    assert outputs["QueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${JobQueue}"}
+    assert outputs["DeadLetterQueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${DeadLetterQueue}"}
+    assert outputs["EventSourceMappingId"]["Condition"] == "HasLambdaWorker"
+
+
+@BOTH
+def test_no_output_refers_to_a_resource_the_emulator_ignores(template: dict[str, Any]) -> None:
+    # An output on an alarm makes the emulator's create_stack fail with HTTP 500.
+    ignored = set(resources(template, "AWS::CloudWatch::Alarm"))
+    assert ignored
+    assert not ignored & references(template["Outputs"])
+
+
+def test_queue_template_is_the_main_one_without_the_table() -> None:
+    """Everything but the table must be identical, so the two templates cannot drift."""
+    expected = _renamed(MAIN, "JobTable", "TableName")
+    del expected["Resources"]["JobTable"]
+    expected["Parameters"] = {"TableName": QUEUE["Parameters"]["TableName"], **MAIN["Parameters"]}
+    for section in ("Parameters", "Conditions", "Mappings", "Resources", "Outputs"):
+        assert QUEUE[section] == expected[section], section
+    assert set(QUEUE) == set(MAIN)
+    assert references(QUEUE) - set(QUEUE["Parameters"]) - set(QUEUE["Resources"]) == {
+        "AWS::Partition", "AWS::Region", "AWS::AccountId", "AWS::StackName", "AWS::StackId",
+        "AWS::NoValue",
+    }  # fmt: skip
+
+
+def _renamed(node: Any, old: str, new: str) -> Any:
+    """``node`` with every reference to ``old`` (Ref, GetAtt, ${...}) pointing at ``new``."""
+    if isinstance(node, list):
+        return [_renamed(item, old, new) for item in node]
+    if isinstance(node, dict):
+        if node.get("Ref") == old:
+            return {"Ref": new}
+        return {key: _renamed(value, old, new) for key, value in node.items()}
+    if isinstance(node, str):
+        return node.replace("${" + old + "}", "${" + new + "}")
+    return node
