@@ -91,3 +91,20 @@ def utc(epoch: float) -> datetime:
 
 def statuses(*names: str) -> frozenset[JobStatus]:
     return frozenset(JobStatus(name) for name in names)
+
+
+async def settle(harness: Harness, job: Job, status: JobStatus) -> Job:
+    """Take a freshly put ``job`` (the only claimable one in its queue) to ``status``."""
+    if status is JobStatus.CANCELLED:
+        assert await harness.store.cancel(job.id, harness.now())
+    elif status is not JobStatus.QUEUED:
+        claimed = await claim_one(harness, job.queue)
+        assert claimed.id == job.id
+        token = claimed.lease_token or ""
+        if status is JobStatus.COMPLETED:
+            assert await harness.store.complete(job.id, token, harness.now(), "ok")
+        elif status is JobStatus.DEAD:
+            assert await harness.store.fail(job.id, token, "E: x", None, harness.now())
+    settled = await get(harness, job.id)
+    assert settled.status is status
+    return settled

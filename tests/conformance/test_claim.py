@@ -26,11 +26,11 @@ async def test_claim_leases_the_job_to_the_worker(harness: Harness) -> None:
     assert await get(harness, job.id) == job
 
 
-async def test_claim_of_an_empty_queue_returns_nothing(harness: Harness) -> None:
+async def test_only_waiting_jobs_are_claimed(harness: Harness) -> None:
     assert await claim(harness) == []
-
-
-async def test_a_claimed_job_is_not_claimed_again_while_leased(harness: Harness) -> None:
+    cancelled = await put(harness)
+    assert await harness.store.cancel(cancelled.id, harness.now())
+    assert await claim(harness) == []
     await put(harness)
     await claim_one(harness)
     assert await claim(harness, worker="w2") == []
@@ -77,12 +77,6 @@ async def test_delayed_job_stays_delayed_until_claimed(harness: Harness) -> None
     assert after_run_at.run_at < utc(harness.now())
     claimed = await claim_one(harness)
     assert (claimed.id, claimed.status, claimed.attempts) == (job.id, JobStatus.RUNNING, 1)
-
-
-async def test_terminal_jobs_are_never_claimed(harness: Harness) -> None:
-    cancelled = await put(harness)
-    assert await harness.store.cancel(cancelled.id, harness.now())
-    assert await claim(harness) == []
 
 
 async def test_claim_with_wait_returns_a_job_put_while_waiting(harness: Harness) -> None:

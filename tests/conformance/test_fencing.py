@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import pytest
-
 from sqsjobs import Job, JobStatus
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
@@ -50,88 +48,64 @@ async def test_heartbeat_extends_the_lease(harness: Harness) -> None:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("write", list(WRITES))
-async def test_writes_with_a_wrong_token_are_refused(harness: Harness, write: str) -> None:
-    await put(harness)
-    job = await claim_one(harness)
-    assert not await WRITES[write](harness, job, "not-the-token")
-    assert await get(harness, job.id) == job
-
-
-@pytest.mark.parametrize("write", list(WRITES))
-async def test_writes_to_an_unknown_job_are_refused(harness: Harness, write: str) -> None:
+async def test_writes_with_a_wrong_token_or_id_are_refused(harness: Harness) -> None:
     await put(harness)
     job = await claim_one(harness)
     ghost = job.model_copy(update={"id": "0" * 32})
-    assert not await WRITES[write](harness, ghost, job.lease_token or "")
+    for name, write in WRITES.items():
+        assert not await write(harness, job, "not-the-token"), name
+        assert not await write(harness, ghost, job.lease_token or ""), name
+    assert await get(harness, job.id) == job
 
 
-@pytest.mark.parametrize("write", list(WRITES))
-async def test_writes_after_the_job_left_running_are_refused(harness: Harness, write: str) -> None:
+async def test_writes_after_the_job_left_running_are_refused(harness: Harness) -> None:
     await put(harness)
     job = await claim_one(harness)
     token = job.lease_token or ""
     assert await harness.store.complete(job.id, token, harness.now(), None)
     done = await get(harness, job.id)
-    assert not await WRITES[write](harness, job, token)
+    for name, write in WRITES.items():
+        assert not await write(harness, job, token), name
     assert await get(harness, job.id) == done
 
 
-async def test_a_stale_run_cannot_overwrite_a_newer_claim_by_the_same_worker(
+async def test_an_expired_lease_is_reclaimed_and_the_stale_run_fenced_out(
     harness: Harness,
 ) -> None:
     await put(harness, lease=1, max_attempts=3)
     old = await claim_one(harness, worker="w1")
     await harness.advance(1.5)
-    new = await claim_one(harness, worker="w1")
-    assert (new.id, new.attempts) == (old.id, 2)
-    assert new.lease_token != old.lease_token
-    for write in WRITES.values():
-        assert not await write(harness, old, old.lease_token or "")
+    now = harness.now()
+    # The same worker id claims again: only the token tells the two runs apart.
+    [new] = await harness.store.claim("default", "w1", now)
+    assert (new.id, new.status, new.attempts) == (old.id, JobStatus.RUNNING, 2)
+    assert (new.locked_by, new.lease_until) == ("w1", utc(now + 1))
+    assert new.lease_token not in (None, old.lease_token)
+    for name, write in WRITES.items():
+        assert not await write(harness, old, old.lease_token or ""), name
     assert await get(harness, new.id) == new
     assert await harness.store.complete(new.id, new.lease_token or "", harness.now(), None)
     assert (await get(harness, new.id)).status is JobStatus.COMPLETED
 
 
-async def test_heartbeat_is_refused_once_the_lease_has_expired(harness: Harness) -> None:
-    await put(harness, lease=1)
-    job = await claim_one(harness)
-    await harness.advance(1.5)
-    assert not await _heartbeat(harness, job, job.lease_token or "")
-    assert await get(harness, job.id) == job
-
-
-@pytest.mark.parametrize(
-    ("write", "status"),
-    [("complete", JobStatus.COMPLETED), ("fail", JobStatus.DEAD), ("release", JobStatus.QUEUED)],
-)
-async def test_lease_expiry_waits_for_the_next_claim(
-    harness: Harness, write: str, status: JobStatus
-) -> None:
-    await put(harness, lease=1, max_attempts=3)
-    job = await claim_one(harness)
-    await harness.advance(1.5)
-    # A read does not apply expiry: the record is still running under the old lease.
-    expired = await get(harness, job.id)
-    assert expired == job
-    assert expired.lease_until is not None
-    assert expired.lease_until < utc(harness.now())
-    # So the holder's late outcome is still accepted.
-    assert await WRITES[write](harness, job, job.lease_token or "")
-    assert (await get(harness, job.id)).status is status
-
-
-async def test_an_expired_lease_is_reclaimed_with_a_new_attempt_and_token(
+async def test_an_expired_lease_refuses_heartbeats_but_keeps_the_holders_outcome(
     harness: Harness,
 ) -> None:
-    await put(harness, lease=1, max_attempts=2)
-    first = await claim_one(harness, worker="w1")
+    """Expiry takes effect at the next claim, never on a read or a write by the holder."""
+    outcomes = {"complete": JobStatus.COMPLETED, "fail": JobStatus.DEAD,
+                "release": JobStatus.QUEUED}  # fmt: skip
+    for _ in outcomes:
+        await put(harness, lease=1, max_attempts=3)
+    jobs = [await claim_one(harness) for _ in outcomes]
     await harness.advance(1.5)
-    now = harness.now()
-    [second] = await harness.store.claim("default", "w2", now)
-    assert (second.id, second.status, second.attempts) == (first.id, JobStatus.RUNNING, 2)
-    assert (second.locked_by, second.lease_until) == ("w2", utc(now + 1))
-    assert second.lease_token not in (None, first.lease_token)
+    for job, (write, status) in zip(jobs, outcomes.items(), strict=True):
+        expired = await get(harness, job.id)
+        assert expired == job
+        assert expired.lease_until is not None
+        assert expired.lease_until < utc(harness.now())
+        assert not await _heartbeat(harness, job, job.lease_token or "")
+        assert await WRITES[write](harness, job, job.lease_token or ""), write
+        assert (await get(harness, job.id)).status is status
 
 
 async def test_a_lease_expiring_on_the_final_attempt_dead_letters_the_job(

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from sqsjobs import Job, JobStatus
 
 from .harness import Harness
-from .support import claim, claim_one, get, put, utc
+from .support import claim, claim_one, get, put, settle, utc
 
 LEASE_FIELDS = ("lease_token", "locked_by", "lease_until")
 
@@ -18,18 +14,18 @@ def lease_cleared(job: Job) -> bool:
     return all(getattr(job, name) is None for name in LEASE_FIELDS)
 
 
-@pytest.mark.parametrize("result", [None, {"rows": [1, {"a": None}]}, "text", 3, 2.5, [True]])
-async def test_complete_records_the_result_and_completed_at(harness: Harness, result: Any) -> None:
-    await put(harness)
-    job = await claim_one(harness)
-    now = harness.now()
-    assert await harness.store.complete(job.id, job.lease_token or "", now, result)
-    done = await get(harness, job.id)
-    assert (done.status, done.result, done.completed_at, done.updated_at) == (
-        JobStatus.COMPLETED, result, utc(now), utc(now),
-    )  # fmt: skip
-    assert (done.attempts, done.last_error) == (1, None)
-    assert lease_cleared(done)
+async def test_complete_records_the_result_and_completed_at(harness: Harness) -> None:
+    for result in [None, {"rows": [1, {"a": None}]}, "text", 3, 2.5, [True]]:
+        await put(harness)
+        job = await claim_one(harness)
+        now = harness.now()
+        assert await harness.store.complete(job.id, job.lease_token or "", now, result)
+        done = await get(harness, job.id)
+        assert (done.status, done.result, done.completed_at, done.updated_at) == (
+            JobStatus.COMPLETED, result, utc(now), utc(now),
+        )  # fmt: skip
+        assert (done.attempts, done.last_error) == (1, None)
+        assert lease_cleared(done)
 
 
 async def test_fail_with_a_later_retry_delays_the_job(harness: Harness) -> None:
@@ -49,19 +45,18 @@ async def test_fail_with_a_later_retry_delays_the_job(harness: Harness) -> None:
     assert (retried.id, retried.attempts, retried.last_error) == (job.id, 2, "ValueError: x")
 
 
-@pytest.mark.parametrize("retry_in", [0.0, -5.0])
-async def test_fail_with_a_retry_not_after_now_queues_the_job(
-    harness: Harness, retry_in: float
-) -> None:
-    await put(harness, max_attempts=3)
-    job = await claim_one(harness)
-    now = harness.now()
-    assert await harness.store.fail(job.id, job.lease_token or "", "E: x", now + retry_in, now)
-    failed = await get(harness, job.id)
-    assert (failed.status, failed.last_error, failed.attempts) == (JobStatus.QUEUED, "E: x", 1)
-    assert lease_cleared(failed)
-    retried = await claim_one(harness)
-    assert (retried.id, retried.attempts) == (job.id, 2)
+async def test_fail_with_a_retry_not_after_now_queues_the_job(harness: Harness) -> None:
+    for retry_in in [0.0, -5.0]:
+        await put(harness, max_attempts=3)
+        job = await claim_one(harness)
+        now = harness.now()
+        assert await harness.store.fail(job.id, job.lease_token or "", "E: x", now + retry_in, now)
+        failed = await get(harness, job.id)
+        assert (failed.status, failed.last_error, failed.attempts) == (JobStatus.QUEUED, "E: x", 1)
+        assert lease_cleared(failed)
+        retried = await claim_one(harness)
+        assert (retried.id, retried.attempts) == (job.id, 2)
+        assert await harness.store.cancel(job.id, harness.now())
 
 
 async def test_fail_without_a_retry_dead_letters_the_job(harness: Harness) -> None:
@@ -78,17 +73,17 @@ async def test_fail_without_a_retry_dead_letters_the_job(harness: Harness) -> No
     assert await claim(harness) == []
 
 
-@pytest.mark.parametrize("retry_in", [30.0, 0.0, None])
 async def test_fail_on_the_final_attempt_dead_letters_whatever_the_retry(
-    harness: Harness, retry_in: float | None
+    harness: Harness,
 ) -> None:
-    await put(harness, max_attempts=1)
-    job = await claim_one(harness)
-    now = harness.now()
-    retry_at = None if retry_in is None else now + retry_in
-    assert await harness.store.fail(job.id, job.lease_token or "", "E: x", retry_at, now)
-    assert (await get(harness, job.id)).status is JobStatus.DEAD
-    assert await claim(harness) == []
+    for retry_in in [30.0, 0.0, None]:
+        await put(harness, max_attempts=1)
+        job = await claim_one(harness)
+        now = harness.now()
+        retry_at = None if retry_in is None else now + retry_in
+        assert await harness.store.fail(job.id, job.lease_token or "", "E: x", retry_at, now)
+        assert (await get(harness, job.id)).status is JobStatus.DEAD, retry_in
+        assert await claim(harness) == []
 
 
 async def test_release_requeues_without_counting_the_attempt(harness: Harness) -> None:
@@ -112,15 +107,15 @@ async def test_release_requeues_without_counting_the_attempt(harness: Harness) -
 # -- cancel -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("delay", [None, 30.0])
-async def test_cancel_of_a_waiting_job(harness: Harness, delay: float | None) -> None:
-    job = await put(harness, delay=delay)
-    now = harness.now()
-    assert await harness.store.cancel(job.id, now)
-    cancelled = await get(harness, job.id)
-    assert (cancelled.status, cancelled.updated_at, cancelled.completed_at) == (
-        JobStatus.CANCELLED, utc(now), None,
-    )  # fmt: skip
+async def test_cancel_of_a_waiting_job(harness: Harness) -> None:
+    for delay in [None, 30.0]:
+        job = await put(harness, delay=delay)
+        now = harness.now()
+        assert await harness.store.cancel(job.id, now)
+        cancelled = await get(harness, job.id)
+        assert (cancelled.status, cancelled.updated_at, cancelled.completed_at) == (
+            JobStatus.CANCELLED, utc(now), None,
+        )  # fmt: skip
     assert await claim(harness) == []
 
 
@@ -138,23 +133,9 @@ async def test_cancel_of_a_running_job_fences_out_its_holder(harness: Harness) -
     assert await get(harness, job.id) == cancelled
 
 
-@pytest.mark.parametrize("status", [JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED])
-async def test_cancel_of_a_terminal_job_is_refused(harness: Harness, status: JobStatus) -> None:
-    await put(harness)
-    job = await claim_one(harness)
-    now = harness.now()
-    token = job.lease_token or ""
-    if status is JobStatus.COMPLETED:
-        assert await harness.store.complete(job.id, token, now, None)
-    elif status is JobStatus.DEAD:
-        assert await harness.store.fail(job.id, token, "E: x", None, now)
-    else:
-        assert await harness.store.cancel(job.id, now)
-    terminal = await get(harness, job.id)
-    assert terminal.status is status
-    assert not await harness.store.cancel(job.id, harness.now())
-    assert await get(harness, job.id) == terminal
-
-
-async def test_cancel_of_an_unknown_job_is_refused(harness: Harness) -> None:
+async def test_cancel_of_a_terminal_or_unknown_job_is_refused(harness: Harness) -> None:
+    for status in [JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED]:
+        terminal = await settle(harness, await put(harness), status)
+        assert not await harness.store.cancel(terminal.id, harness.now()), status
+        assert await get(harness, terminal.id) == terminal
     assert not await harness.store.cancel("0" * 32, harness.now())

@@ -1,15 +1,17 @@
-"""put, put_many and get: round trips, copies, and idempotency keys (SPEC §2.4, §2.6)."""
+"""put, put_many and get: round trips, copies, and idempotency keys (SPEC §2.4, §2.6).
+
+Variants of one rule share a test (a loop, not a parametrization) so that a store with
+real I/O pays for one fresh store per rule, not per variant.
+"""
 
 from __future__ import annotations
-
-from collections.abc import Awaitable, Callable
 
 import pytest
 
 from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
 
 from .harness import Harness
-from .support import build, claim_one, get, list_ids, put, utc
+from .support import build, claim_one, get, list_ids, put, settle, utc
 
 
 async def test_put_returns_the_record_and_get_reads_it_back(harness: Harness) -> None:
@@ -25,6 +27,7 @@ async def test_put_returns_the_record_and_get_reads_it_back(harness: Harness) ->
     assert await get(harness, result.job.id) == result.job
     assert result.job.status is JobStatus.QUEUED
     assert result.job.created_at == result.job.run_at == result.job.updated_at == utc(now)
+    assert await harness.store.get("0" * 32, harness.now()) is None
 
 
 async def test_put_of_a_future_job_stores_it_delayed(harness: Harness) -> None:
@@ -32,10 +35,6 @@ async def test_put_of_a_future_job_stores_it_delayed(harness: Harness) -> None:
     job = await put(harness, delay=30, at=now)
     assert (job.status, job.run_at) == (JobStatus.DELAYED, utc(now + 30))
     assert (await get(harness, job.id)).status is JobStatus.DELAYED
-
-
-async def test_get_of_an_unknown_id_is_none(harness: Harness) -> None:
-    assert await harness.store.get("0" * 32, harness.now()) is None
 
 
 async def test_reads_return_copies_that_cannot_change_the_store(harness: Harness) -> None:
@@ -64,93 +63,55 @@ async def test_reads_return_copies_that_cannot_change_the_store(harness: Harness
 
 # -- idempotency ------------------------------------------------------------------------
 
-
-async def _running(harness: Harness, job_id: str) -> None:
-    await claim_one(harness)
-
-
-async def _completed(harness: Harness, job_id: str) -> None:
-    job = await claim_one(harness)
-    assert await harness.store.complete(job.id, job.lease_token or "", harness.now(), "ok")
+# Queued last: settle() claims the only claimable job, so none may be left waiting before.
+STATUSES = [JobStatus.RUNNING, JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED,
+            JobStatus.QUEUED]  # fmt: skip
 
 
-async def _dead(harness: Harness, job_id: str) -> None:
-    job = await claim_one(harness)
-    assert await harness.store.fail(job.id, job.lease_token or "", "E: x", None, harness.now())
-
-
-async def _cancelled(harness: Harness, job_id: str) -> None:
-    assert await harness.store.cancel(job_id, harness.now())
-
-
-async def _queued(harness: Harness, job_id: str) -> None:
-    pass
-
-
-DRIVE: dict[JobStatus, Callable[[Harness, str], Awaitable[None]]] = {
-    JobStatus.QUEUED: _queued,
-    JobStatus.RUNNING: _running,
-    JobStatus.COMPLETED: _completed,
-    JobStatus.DEAD: _dead,
-    JobStatus.CANCELLED: _cancelled,
-}
-
-
-@pytest.mark.parametrize("status", list(DRIVE))
-async def test_same_key_and_request_is_a_duplicate_whatever_the_status(
-    harness: Harness, status: JobStatus
-) -> None:
-    first = await put(harness, payload={"a": 1, "b": 2}, idempotency_key="k", tenant="t1")
-    await DRIVE[status](harness, first.id)
-    existing = await get(harness, first.id)
-    assert existing.status is status
-    # Options other than name, tenant and payload may differ; the key order does not matter.
-    again = build(
-        harness, payload={"b": 2, "a": 1}, idempotency_key="k", tenant="t1", priority=9,
-        delay=60, max_attempts=1, lease=5,
-    )  # fmt: skip
+async def test_same_key_and_request_is_a_duplicate_whatever_the_status(harness: Harness) -> None:
+    for status in STATUSES:
+        key = f"k-{status}"
+        first = await put(harness, payload={"a": 1, "b": 2}, idempotency_key=key, tenant="t1")
+        existing = await settle(harness, first, status)
+        # Options other than name, tenant and payload may differ; key order does not matter.
+        again = build(
+            harness, payload={"b": 2, "a": 1}, idempotency_key=key, tenant="t1", priority=9,
+            delay=60, max_attempts=1, lease=5,
+        )  # fmt: skip
+        result = await harness.store.put(again.job, again.fingerprint)
+        assert (result.duplicate, result.job) == (True, existing), status
+    delayed = await put(harness, idempotency_key="k-delayed", delay=30)
+    again = build(harness, idempotency_key="k-delayed")
     result = await harness.store.put(again.job, again.fingerprint)
-    assert result.duplicate is True
-    assert result.job == existing
-    assert await list_ids(harness) == [first.id]
+    assert (result.duplicate, result.job) == (True, delayed)
+    assert len(await list_ids(harness)) == len(STATUSES) + 1
 
 
-async def test_same_key_for_a_delayed_job_is_a_duplicate(harness: Harness) -> None:
-    first = await put(harness, idempotency_key="k", delay=30)
-    again = build(harness, idempotency_key="k")
-    result = await harness.store.put(again.job, again.fingerprint)
-    assert (result.duplicate, result.job) == (True, first)
+CONFLICTS = [("other.job", "t1", {"a": 1}), ("conformance.job", None, {"a": 1}),
+             ("conformance.job", "t2", {"a": 1}), ("conformance.job", "t1", {"a": 2}),
+             ("conformance.job", "t1", None)]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("name", "tenant", "payload"),
-    [("other.job", "t1", {"a": 1}), ("conformance.job", None, {"a": 1}),
-     ("conformance.job", "t2", {"a": 1}), ("conformance.job", "t1", {"a": 2}),
-     ("conformance.job", "t1", None)],
-)  # fmt: skip
-async def test_same_key_with_another_name_tenant_or_payload_conflicts(
-    harness: Harness, name: str, tenant: str | None, payload: object
-) -> None:
+async def test_same_key_with_another_name_tenant_or_payload_conflicts(harness: Harness) -> None:
     first = await put(harness, payload={"a": 1}, idempotency_key="k", tenant="t1")
-    other = build(harness, name, payload, idempotency_key="k", tenant=tenant)
-    with pytest.raises(JobIdempotencyConflictError) as caught:
-        await harness.store.put(other.job, other.fingerprint)
-    assert (caught.value.code, caught.value.key) == ("idempotency_conflict", "k")
-    assert caught.value.existing_job_id == first.id
+    for name, tenant, payload in CONFLICTS:
+        other = build(harness, name, payload, idempotency_key="k", tenant=tenant)
+        with pytest.raises(JobIdempotencyConflictError) as caught:
+            await harness.store.put(other.job, other.fingerprint)
+        assert (caught.value.code, caught.value.key) == ("idempotency_conflict", "k")
+        assert caught.value.existing_job_id == first.id
     assert await list_ids(harness) == [first.id]
 
 
-async def test_keys_are_scoped_per_queue(harness: Harness) -> None:
+async def test_keys_are_scoped_per_queue_and_no_key_is_never_a_duplicate(
+    harness: Harness,
+) -> None:
     first = await put(harness, idempotency_key="k")
     second = await put(harness, idempotency_key="k", queue="other")
     assert first.id != second.id
     assert (first.queue, second.queue) == ("default", "other")
-
-
-async def test_jobs_without_a_key_are_never_duplicates(harness: Harness) -> None:
-    first = await put(harness, payload={"a": 1})
-    second = await put(harness, payload={"a": 1})
-    assert first.id != second.id
+    unkeyed = [await put(harness, payload={"a": 1}) for _ in range(2)]
+    assert unkeyed[0].id != unkeyed[1].id
 
 
 # -- put_many ---------------------------------------------------------------------------

@@ -5,23 +5,13 @@ from __future__ import annotations
 from sqsjobs import Job, JobStatus
 
 from .harness import DEAD_RETENTION, RETENTION, Harness
-from .support import build, claim_one, list_ids, put
+from .support import build, claim_one, list_ids, put, settle
 
 
-async def _finish(harness: Harness, key: str, status: JobStatus) -> Job:
-    """Put a keyed job and take it to ``status`` now."""
-    job = await put(harness, payload=key, idempotency_key=key)
-    if status is JobStatus.CANCELLED:
-        assert await harness.store.cancel(job.id, harness.now())
-        return job
-    claimed = await claim_one(harness)
-    assert claimed.id == job.id
-    token = claimed.lease_token or ""
-    if status is JobStatus.COMPLETED:
-        assert await harness.store.complete(job.id, token, harness.now(), None)
-    else:
-        assert await harness.store.fail(job.id, token, "E: x", None, harness.now())
-    return job
+async def _keyed(harness: Harness, key: str, status: JobStatus, **options: object) -> Job:
+    """A job under idempotency key ``key``, taken to ``status`` now."""
+    return await settle(harness, await put(harness, payload=key, idempotency_key=key, **options),
+                        status)  # fmt: skip
 
 
 async def _visible(harness: Harness, job: Job) -> bool:
@@ -41,8 +31,8 @@ async def _visible(harness: Harness, job: Job) -> bool:
 
 
 async def test_completed_and_cancelled_records_expire_after_retention(harness: Harness) -> None:
-    completed = await _finish(harness, "done", JobStatus.COMPLETED)
-    cancelled = await _finish(harness, "gone", JobStatus.CANCELLED)
+    completed = await _keyed(harness, "done", JobStatus.COMPLETED)
+    cancelled = await _keyed(harness, "gone", JobStatus.CANCELLED)
     await harness.advance(RETENTION / 2)
     assert await _visible(harness, completed)
     assert await _visible(harness, cancelled)
@@ -51,19 +41,16 @@ async def test_completed_and_cancelled_records_expire_after_retention(harness: H
     assert not await _visible(harness, cancelled)
 
 
-async def test_dead_records_are_kept_for_dead_retention(harness: Harness) -> None:
-    dead = await _finish(harness, "dead", JobStatus.DEAD)
+async def test_dead_records_outlive_retention_and_waiting_ones_never_expire(
+    harness: Harness,
+) -> None:
+    dead = await _keyed(harness, "dead", JobStatus.DEAD)
+    queued = await _keyed(harness, "queued", JobStatus.QUEUED)
+    running = await put(harness, payload="r", idempotency_key="r", queue="other", lease=60)
+    assert (await claim_one(harness, "other")).id == running.id
     await harness.advance(RETENTION + 0.2)
     assert await _visible(harness, dead)
     await harness.advance(DEAD_RETENTION - RETENTION)
     assert not await _visible(harness, dead)
-
-
-async def test_waiting_and_running_records_never_expire(harness: Harness) -> None:
-    queued = await put(harness, payload="q", idempotency_key="q")
-    running = await put(harness, payload="r", idempotency_key="r", queue="other", lease=60)
-    claimed = await claim_one(harness, "other")
-    assert claimed.id == running.id
-    await harness.advance(DEAD_RETENTION + 0.2)
     assert await _visible(harness, queued)
     assert await _visible(harness, running)
