@@ -50,7 +50,11 @@ def test_errors_keep_their_spec_codes() -> None:
 
 @pytest.mark.parametrize(
     "statement",
-    ["import sqsjobs", "from sqsjobs import SyncJobQueue, MemoryJobStore"],
+    [
+        "import sqsjobs",
+        "from sqsjobs import SyncJobQueue, MemoryJobStore",
+        "from sqsjobs.aws import SqsJobStore",
+    ],
 )
 def test_importing_the_package_loads_no_async_aws_or_cli_dependencies(statement: str) -> None:
     script = (
