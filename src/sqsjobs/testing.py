@@ -36,16 +36,24 @@ DYNAMODB_READS = frozenset(
 def local_aws(*, counter: RequestCounter | None = None) -> Iterator[str]:
     """Run the AWS emulator for the duration of the block; yields its endpoint URL."""
     try:
+        from moto.moto_server.werkzeug_app import MotoRequestHandler
         from moto.server import ThreadedMotoServer
     except ImportError as missing:  # pragma: no cover - depends on the install
         raise RuntimeError("local_aws() needs moto: pip install 'sqsjobs[local]'") from missing
+
+    class QuietHandler(MotoRequestHandler):
+        def log_request(self, *args: Any, **kwargs: Any) -> None:
+            """One line per request on stderr would drown test and demo output."""
+
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
+        # werkzeug's server looks its handler and app up per request, so changing them
+        # now (before any request) applies to every request.
+        wsgi = server._server
+        assert wsgi is not None
+        wsgi.RequestHandlerClass = QuietHandler
         if counter is not None:
-            # werkzeug's server looks its app up per request, so wrapping it now counts all.
-            wsgi = server._server
-            assert wsgi is not None
             wsgi.app = counter.wrap(wsgi.app)
         host, port = server.get_host_and_port()
         yield f"http://{host}:{port}"

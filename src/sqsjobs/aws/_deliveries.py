@@ -5,13 +5,7 @@ message they must extend, delete or return is found here. The map is explicit st
 one store instance (a worker claims and settles through the same store); the Lambda
 handler fills it from the event records it was invoked with. A settle call for a claim
 this map does not know still updates the record, and the message is judged again when
-it comes back.
-
-``DeleteBuffer`` coalesces the deletes of jobs that finish together into
-``DeleteMessageBatch`` requests. A pending delete that is never flushed (the process
-dies) only means the message comes back once; claim then finds the record terminal and
-deletes it.
-"""
+it comes back."""
 
 from __future__ import annotations
 
@@ -19,7 +13,7 @@ import threading
 from dataclasses import dataclass
 
 from .._models import Job
-from ._sqs import MAX_BATCH, Message
+from ._sqs import Message
 
 
 @dataclass(frozen=True)
@@ -57,30 +51,3 @@ class DeliveryMap:
     def __len__(self) -> int:
         with self._lock:
             return len(self._deliveries)
-
-
-class DeleteBuffer:
-    """Receipt handles waiting for a ``DeleteMessageBatch``, per queue URL."""
-
-    def __init__(self) -> None:
-        self._pending: dict[str, list[str]] = {}
-        self._lock = threading.Lock()
-
-    def add(self, url: str, handle: str) -> list[str] | None:
-        """Queue a delete; a full batch for ``url`` comes back to be sent at once."""
-        with self._lock:
-            pending = self._pending.setdefault(url, [])
-            pending.append(handle)
-            if len(pending) < MAX_BATCH:
-                return None
-            del self._pending[url]
-            return pending
-
-    def take_all(self) -> dict[str, list[str]]:
-        with self._lock:
-            pending, self._pending = self._pending, {}
-            return pending
-
-    def __bool__(self) -> bool:
-        with self._lock:
-            return bool(self._pending)

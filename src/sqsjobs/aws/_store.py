@@ -27,8 +27,9 @@ from .._log import LOGGER_NAME, Event, log_event
 from .._models import EnqueueResult, Job, JobFilter, JobPage
 from .._validation import dump_json, plain_json
 from . import _claim, _flows, _settle, _sqs
+from ._background import Background
 from ._config import StoreSettings
-from ._deliveries import DeleteBuffer, DeliveryMap
+from ._deliveries import DeliveryMap
 from ._layout import Layout, describe_queue
 from ._listing import list_jobs
 from ._reconcile import ReconcileReport, reconcile
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _logger = logging.getLogger(LOGGER_NAME)
 
-DELETE_WINDOW = 0.2  # seconds completions wait to share one DeleteMessageBatch
 DEFAULT_VISIBILITY = 30  # until a claim shows a queue's leases
 CANCELLED_CLAIM = "claim was cancelled before its jobs were handed out"
 
@@ -82,10 +82,8 @@ class SqsJobStore:
         self._boto = BotoTransport(settings.endpoint)
         self._aio: AioTransport | None = None
         self._deliveries = DeliveryMap()
-        self._deletes = DeleteBuffer()
         self._visibility: dict[str, int] = {}
-        self._tasks: set[asyncio.Future[Any]] = set()
-        self._flush_timer: asyncio.TimerHandle | None = None
+        self._background = Background(self._send)
         self.sync = SqsSyncView(self)
 
     # -- construction --------------------------------------------------------------------
@@ -207,29 +205,41 @@ class SqsJobStore:
     async def claim(
         self, queue: str, worker_id: str, now: float, *, limit: int = 1, wait: float = 0.0
     ) -> list[Job]:
-        """Receive up to ``min(limit, 10)`` messages (long-polling up to ``wait``) and claim.
+        """Claim up to ``limit`` jobs from held messages, or from one receive of up to ten.
 
-        After a long poll, due-ness (and the lease) is reckoned from ``now`` plus the time
-        the poll waited.
+        The receive long-polls for up to ``wait`` seconds (capped at ``wait_time``); after a
+        long poll, due-ness and the lease are reckoned from ``now`` plus the time waited.
         """
         layout = await self._described(queue)
-        visibility = self._visibility.get(queue, DEFAULT_VISIBILITY)
-        wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._wait)
-        started = time.monotonic()
-        flow = _claim.receive(layout.url(queue), limit, wait_seconds, visibility)
-        messages = await self._run(flow)
+        messages = self._background.held.take(queue, limit, time.monotonic())
+        if not messages:
+            messages, now = await self._receive(layout, queue, limit, wait, now)
         if not messages:
             return []
-        if wait_seconds:
-            now += time.monotonic() - started
+        visibility = self._visibility.get(queue, DEFAULT_VISIBILITY)
         step = asyncio.ensure_future(
             self._claim_received(layout, queue, messages, worker_id, now, visibility)
         )
         try:
             return await asyncio.shield(step)
         except asyncio.CancelledError:
-            self._spawn(self._release_claimed(step))
+            self._background.spawn(self._release_claimed(step))
             raise
+
+    async def _receive(
+        self, layout: Layout, queue: str, limit: int, wait: float, now: float
+    ) -> tuple[list[_sqs.Message], float]:
+        """Messages for this claim (the rest are held for the next), and ``now`` after it."""
+        visibility = self._visibility.get(queue, DEFAULT_VISIBILITY)
+        wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._wait)
+        size = self._background.held.receive_size(queue, limit, time.monotonic())
+        started = time.monotonic()
+        flow = _claim.receive(layout.url(queue), size, wait_seconds, visibility)
+        messages = await self._run(flow)
+        if wait_seconds:
+            now += time.monotonic() - started
+        self._background.hold(queue, layout.url(queue), messages[limit:])
+        return messages[:limit], now
 
     async def _claim_received(
         self,
@@ -285,7 +295,8 @@ class SqsJobStore:
         done = await self._run(_settle.complete(self._layout, job_id, lease_token, now, text))
         delivery = self._deliveries.pop(job_id, lease_token)
         if done and delivery is not None:
-            self._delete_soon(self._layout.url(delivery.job.queue), delivery.message)
+            url = self._layout.url(delivery.job.queue)
+            self._background.delete_soon(url, delivery.message.receipt_handle)
         return done
 
     async def fail(
@@ -304,33 +315,6 @@ class SqsJobStore:
         flow = _settle.release(self._layout, delivery, job_id, lease_token, error, now)
         return await self._run(flow)
 
-    # -- batched deletes -----------------------------------------------------------------
-
-    def _delete_soon(self, url: str, message: _sqs.Message) -> None:
-        full = self._deletes.add(url, message.receipt_handle)
-        if full is not None:
-            self._spawn(self._delete(url, full))
-        elif self._flush_timer is None:
-            loop = asyncio.get_running_loop()
-            self._flush_timer = loop.call_later(DELETE_WINDOW, self._flush_due)
-
-    def _flush_due(self) -> None:
-        self._flush_timer = None
-        for url, handles in self._deletes.take_all().items():
-            self._spawn(self._delete(url, handles))
-
-    async def _delete(self, url: str, handles: list[str]) -> None:
-        try:
-            await adrive(_delete_flow(url, handles), self._send)
-        except AwsError as error:
-            _logger.info("Deleting %d finished messages failed (%s); they will come back once "
-                         "and be discarded", len(handles), error)  # fmt: skip
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     # -- reconciler ----------------------------------------------------------------------
 
     async def reconcile(
@@ -345,22 +329,18 @@ class SqsJobStore:
     # -- closing -------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Send pending deletes, wait for background work, close every client."""
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
-            self._flush_due()
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Send pending deletes, hand back held messages, close every client."""
+        await self._background.aclose()
         if self._aio is not None:
             aio, self._aio = self._aio, None
             await aio.aclose()
         self._boto.close()
 
     def close(self) -> None:
-        """Close the blocking clients (pending deletes are sent first); see ``aclose``."""
-        for url, handles in self._deletes.take_all().items():
-            with contextlib.suppress(AwsError):  # they come back once and are discarded
-                drive(_delete_flow(url, handles), self._boto)
+        """Close the blocking clients (pending SQS work is sent first); see ``aclose``."""
+        for flow in self._background.leftovers():
+            with contextlib.suppress(AwsError):  # unsent work comes back on its own
+                drive(flow, self._boto)
         self._boto.close()
         if self._aio is not None:
             warnings.warn(
@@ -384,8 +364,3 @@ class SqsJobStore:
     # Last, so that ``list`` in the annotations above is the builtin, not this method.
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return await self._run(list_jobs(self._layout, filter, limit, cursor, now))
-
-
-def _delete_flow(url: str, handles: list[str]) -> Flow[None]:
-    for batch in _sqs.chunks(handles):
-        yield _sqs.delete_batch(url, batch)
