@@ -1,9 +1,10 @@
 """The ``sqsjobs`` command line: the demo's outcome, exit codes and one-line errors.
 
-The demo runs once through click's ``CliRunner`` (shared by the tests that read its
-output) and once as a real process through the installed console script, so the entry
-point in pyproject.toml is exercised too. Its scenario fixes every job's fate, so the
-counts below are exact.
+The demo runs once per store through click's ``CliRunner`` (shared by the tests that
+read its output): on the local AWS emulator (the default: CloudFormation, SQS and
+DynamoDB over HTTP) and on the memory store (``--memory``). It runs once more as a real
+process through the installed console script, so the entry point in pyproject.toml is
+exercised too. Its scenario fixes every job's fate, so the counts below are exact.
 """
 
 from __future__ import annotations
@@ -61,9 +62,21 @@ def assert_demo_outcome(output: str) -> None:
     assert '{"invoice": "inv_1002", "cents": -500}' in output
 
 
+def assert_emulator_outcome(output: str) -> None:
+    """The stack was deployed through CloudFormation and SQS holds both dead letters."""
+    assert re.search(r"sqsjobs-demo-\w+ +AWS::CloudFormation::Stack CREATE_COMPLETE", output)
+    assert "SQS dead-letter queue of 'default': 2 message(s) waiting for redrive" in output
+    assert "moto" not in output.lower()  # the emulator's notices are filtered out
+
+
+@pytest.fixture(scope="module", params=["emulator", "memory"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def demo_run() -> Result:
-    return invoke("demo")
+def demo_run(store_kind: str) -> Result:
+    return invoke("demo", *(["--memory"] if store_kind == "memory" else []))
 
 
 def test_demo_exits_0_with_the_status_table_and_dead_letters(demo_run: Result) -> None:
@@ -71,6 +84,16 @@ def test_demo_exits_0_with_the_status_table_and_dead_letters(demo_run: Result) -
     assert demo_run.stderr == ""
     assert re.search(r"┃ id +┃ name +┃ status +┃ attempts +┃ last_error", demo_run.stdout)
     assert_demo_outcome(demo_run.stdout)
+
+
+def test_the_demo_runs_on_the_emulator_unless_told(demo_run: Result, store_kind: str) -> None:
+    first_line = demo_run.stdout.splitlines()[0]
+    if store_kind == "memory":
+        assert first_line == "sqsjobs demo on the in-process memory store"
+        assert "CloudFormation::Stack" not in demo_run.stdout
+    else:
+        assert first_line.startswith("sqsjobs demo on a local AWS emulator")
+        assert_emulator_outcome(demo_run.stdout)
 
 
 def test_demo_shows_the_duplicate_as_the_first_enqueue_s_job(demo_run: Result) -> None:
@@ -106,6 +129,7 @@ def test_demo_runs_as_the_installed_console_script() -> None:
     assert completed.returncode == 0, completed.stderr
     assert completed.stderr == ""
     assert_demo_outcome(completed.stdout)
+    assert_emulator_outcome(completed.stdout)
 
 
 @pytest.mark.parametrize(
@@ -119,7 +143,7 @@ def test_bad_usage_exits_2(args: list[str]) -> None:
 
 
 def test_a_failure_prints_one_line_and_exits_1() -> None:
-    result = invoke("demo", "--timeout", "0.05")
+    result = invoke("demo", "--memory", "--timeout", "0.05")
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [result.stderr.strip()]  # exactly one line, no traceback
     assert result.stderr.startswith("error: The demo's jobs did not finish within 0.05s (")
@@ -127,7 +151,7 @@ def test_a_failure_prints_one_line_and_exits_1() -> None:
 
 
 def test_debug_adds_the_traceback() -> None:
-    result = invoke("--debug", "demo", "--timeout", "0.05")
+    result = invoke("--debug", "demo", "--memory", "--timeout", "0.05")
     assert result.exit_code == 1
     assert result.stderr.startswith("Traceback (most recent call last):")
     assert "ScenarioTimeout" in result.stderr
@@ -139,14 +163,14 @@ def test_an_unexpected_error_names_its_type(monkeypatch: pytest.MonkeyPatch) -> 
         raise KeyError("queue_url")
 
     monkeypatch.setattr(_demo, "enqueue_plan", broken)
-    result = invoke("demo")
+    result = invoke("demo", "--memory")
     assert result.exit_code == 1
     assert result.stderr == "error: KeyError: 'queue_url'\n"
 
 
 @pytest.mark.slow
 def test_python_m_sqsjobs_cli_reports_errors_in_one_line() -> None:
-    argv = [sys.executable, "-m", "sqsjobs.cli", "demo", "--timeout", "0.05"]
+    argv = [sys.executable, "-m", "sqsjobs.cli", "demo", "--memory", "--timeout", "0.05"]
     quiet = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_process_env())
     assert quiet.returncode == 1
     assert len(quiet.stderr.splitlines()) == 1

@@ -19,6 +19,7 @@ from typing import IO, Any
 import click
 
 from ._demo import demo
+from ._infra import infra
 
 MAX_MESSAGE_CHARS = 300
 
@@ -79,3 +80,4 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 main.add_command(demo)
+main.add_command(infra)

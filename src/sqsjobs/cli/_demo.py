@@ -1,27 +1,40 @@
 """``sqsjobs demo``: run the shop scenario end to end and show what happened.
 
-It enqueues the scenario's mix of jobs, runs a worker under a live progress bar with the
-job events scrolling above it, and ends with the status of every job and the
-dead letters. It needs no configuration and no AWS account.
+By default it starts the AWS emulator in this process, deploys ``infra/`` into it
+through CloudFormation, builds the store from the stack's outputs (as a production
+worker does with ``--stack``) and runs the scenario there, over real HTTP, SQS and
+DynamoDB calls. ``--memory`` runs the same scenario on the in-process memory store.
+
+Either way it enqueues the scenario's mix of jobs, runs a worker under a live progress
+bar with the job events scrolling above it, and ends with the status of every job and
+the dead letters. It needs no configuration and no AWS account.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 
 import click
 from rich.console import Console
 
-from .. import Backoff, JobQueue, MemoryJobStore
+from .. import Backoff, JobQueue, JobStatus, MemoryJobStore
 from . import _demo_view as view
 from ._scenario import enqueue_plan, job_ids, run_until_settled
 
 # Short retry delays so the job that fails twice is done in about a second.
 DEMO_BACKOFF = Backoff(base=0.25, max=1.0)
+# A worker's long poll on the emulator: short enough that stopping it is quick.
+DEMO_WAIT_TIME = 2.0
 
 
 @click.command()
+@click.option(
+    "--memory",
+    is_flag=True,
+    help="Use the in-process memory store instead of the local AWS emulator.",
+)
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 32),
@@ -37,36 +50,55 @@ DEMO_BACKOFF = Backoff(base=0.25, max=1.0)
     help="Seconds to wait for every job to finish before giving up.",
 )
 @click.pass_context
-def demo(ctx: click.Context, concurrency: int, timeout: float) -> None:
+def demo(ctx: click.Context, memory: bool, concurrency: int, timeout: float) -> None:
     """Run a realistic mix of jobs through a worker and show the outcome."""
     debug = bool(getattr(ctx.obj, "debug", False))
     console = Console(highlight=False)
-    asyncio.run(_demo(console, concurrency=concurrency, timeout=timeout, debug=debug))
+    options = RunOptions(concurrency, timeout, debug)
+    if memory:
+        console.print("[bold]sqsjobs demo[/] on the in-process memory store\n")
+        asyncio.run(_run(console, JobQueue(MemoryJobStore(), backoff=DEMO_BACKOFF), options))
+        return
+    from ._demo_aws import deployed_demo_stack
+
+    console.print("[bold]sqsjobs demo[/] on a local AWS emulator (SQS, DynamoDB, CloudFormation)\n")
+    with deployed_demo_stack(console, wait_time=DEMO_WAIT_TIME) as stack:
+        asyncio.run(_run(console, JobQueue(stack.store, backoff=DEMO_BACKOFF), options))
+        console.print(view.dead_letter_queues(stack.dead_letter_depths()))
 
 
-async def _demo(console: Console, *, concurrency: int, timeout: float, debug: bool) -> None:
-    store = MemoryJobStore()
-    console.print("[bold]sqsjobs demo[/] on the in-process memory store\n")
-    queue = JobQueue(store, backoff=DEMO_BACKOFF)
-    await _run(console, queue, concurrency=concurrency, timeout=timeout, debug=debug)
+@dataclass(frozen=True)
+class RunOptions:
+    concurrency: int
+    timeout: float
+    debug: bool
 
 
-async def _run(
-    console: Console, queue: JobQueue, *, concurrency: int, timeout: float, debug: bool
-) -> None:
+async def _run(console: Console, queue: JobQueue, options: RunOptions) -> None:
     """The scenario on ``queue``, whatever its store, rendered to ``console``."""
     started = time.monotonic()
-    with view.event_log(console, debug=debug):
-        enqueued = await enqueue_plan(queue)
-        console.print(view.enqueue_table(enqueued))
-        ids = job_ids(enqueued)
-        console.print(f"\nRunning a worker with concurrency {concurrency}:")
-        with view.live_progress(console, len(ids)) as on_progress:
-            jobs = await run_until_settled(
-                queue, ids, concurrency=concurrency, timeout=timeout, on_progress=on_progress
-            )
+    try:
+        with view.event_log(console, debug=options.debug):
+            enqueued = await enqueue_plan(queue)
+            console.print(view.enqueue_table(enqueued))
+            ids = job_ids(enqueued)
+            console.print(f"\nRunning a worker with concurrency {options.concurrency}:")
+            with view.live_progress(console, len(ids)) as on_progress:
+                jobs = await run_until_settled(
+                    queue, ids, concurrency=options.concurrency, timeout=options.timeout,
+                    on_progress=on_progress,
+                )  # fmt: skip
+    finally:
+        await _close(queue)
     console.print()
     console.print(view.status_table(jobs))
     console.print(view.summary(enqueued, jobs, time.monotonic() - started))
     console.print()
-    console.print(view.dead_letters(jobs))
+    console.print(view.dead_letters([job for job in jobs if job.status is JobStatus.DEAD]))
+
+
+async def _close(queue: JobQueue) -> None:
+    """Close the store's clients on this loop (the memory store has none)."""
+    aclose = getattr(queue.store, "aclose", None)
+    if aclose is not None:
+        await aclose()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import rich.progress
@@ -21,82 +21,41 @@ from rich.text import Text
 
 from .. import Job, JobStatus
 from .._log import LOGGER_NAME, Event
+from ._render import cell, counts_text, short_id, status_text, table
 from ._scenario import Enqueued, Progress
 
-STATUS_STYLE = {
-    JobStatus.QUEUED: "cyan",
-    JobStatus.DELAYED: "blue",
-    JobStatus.RUNNING: "yellow",
-    JobStatus.COMPLETED: "green",
-    JobStatus.DEAD: "bold red",
-    JobStatus.CANCELLED: "magenta",
-}
 EVENT_STYLE: dict[str, str] = {
     Event.COMPLETE: "green",
     Event.RETRY: "yellow",
     Event.DEAD: "bold red",
 }
 OUTCOME_EVENTS = frozenset(EVENT_STYLE)
-SHORT_ID = 8
-
-
-def short_id(job_id: str) -> str:
-    return job_id[:SHORT_ID]
-
-
-def status_text(status: JobStatus) -> Text:
-    return Text(status.value, style=STATUS_STYLE[status])
-
-
-def counts_text(counts: Counter[JobStatus]) -> Text:
-    """``queued 3  running 2  completed 4``, in lifecycle order, zeros left out."""
-    text = Text()
-    for status in JobStatus:
-        if counts[status]:
-            text.append(f"{status.value} {counts[status]}  ", style=STATUS_STYLE[status])
-    return text
-
-
-def _table(title: str, *columns: str, flexible: str) -> Table:
-    """The ``flexible`` column shrinks to fit and ends in an ellipsis; the others keep width."""
-    table = Table(title=title, title_justify="left", title_style="bold")
-    for column in columns:
-        if column == flexible:
-            table.add_column(column, ratio=1)
-        else:
-            table.add_column(column, no_wrap=True)
-    return table
-
-
-def _cell(text: str) -> Text:
-    return Text(text, no_wrap=True, overflow="ellipsis")
 
 
 def enqueue_table(enqueued: Sequence[Enqueued]) -> Table:
-    table = _table("Enqueued", "what", "name", "id", "status", "duplicate", flexible="what")
+    made = table("Enqueued", "what", "name", "id", "status", "duplicate", flexible="what")
     for item in enqueued:
         job = item.result.job
         status = JobStatus.CANCELLED if item.cancelled else job.status
         duplicate = Text("yes", style="bold") if item.result.duplicate else ""
-        table.add_row(
-            _cell(item.step.what), job.name, short_id(job.id), status_text(status), duplicate
+        made.add_row(
+            cell(item.step.what), job.name, short_id(job.id), status_text(status), duplicate
         )
-    return table
+    return made
 
 
 def status_table(jobs: Sequence[Job]) -> Table:
-    table = _table("Jobs", "id", "name", "status", "attempts", "last_error", flexible="last_error")
+    made = table("Jobs", "id", "name", "status", "attempts", "last_error", flexible="last_error")
     for job in jobs:
-        table.add_row(
+        made.add_row(
             short_id(job.id), job.name, status_text(job.status),
-            f"{job.attempts}/{job.max_attempts}", _cell(job.last_error or ""),
+            f"{job.attempts}/{job.max_attempts}", cell(job.last_error or ""),
         )  # fmt: skip
-    return table
+    return made
 
 
-def dead_letters(jobs: Sequence[Job]) -> Group:
+def dead_letters(dead: Sequence[Job]) -> Group:
     """Every dead job in full: what it carried and why it died, for inspection or redrive."""
-    dead = [job for job in jobs if job.status is JobStatus.DEAD]
     parts: list[RenderableType] = [Text(f"Dead letters ({len(dead)})", style="bold")]
     for job in dead:
         parts.append(Text.assemble((short_id(job.id), "bold red"), f" {job.name}"))
@@ -108,6 +67,15 @@ def dead_letters(jobs: Sequence[Job]) -> Group:
         fields.add_row("error", job.last_error or "")
         parts.append(Padding(fields, (0, 0, 0, 2)))
     return Group(*parts)
+
+
+def dead_letter_queues(depths: Mapping[str, int]) -> Text:
+    """What SQS itself holds: each dead-letter queue's depth, for redrive."""
+    lines = (
+        f"SQS dead-letter queue of {queue!r}: {depth} message(s) waiting for redrive"
+        for queue, depth in depths.items()
+    )
+    return Text("\n".join(lines))
 
 
 def summary(enqueued: Sequence[Enqueued], jobs: Sequence[Job], elapsed: float) -> Text:

@@ -1,0 +1,104 @@
+"""``sqsjobs infra``: print the shipped CloudFormation templates, or deploy one.
+
+``deploy`` creates or updates a stack and waits for CloudFormation, printing each stack
+event as it appears (a deploy can take minutes; silence looks like a hang), then prints
+the stack's outputs, which are what ``--stack`` and ``SqsJobStore.from_stack`` read. The
+demo deploys through ``deploy_with_progress`` too, so both show the same thing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from ..infra import TEMPLATES, StackEvent, deploy_stack, template_text
+from ._config import AwsConfig, aws_options
+from ._render import mapping_table
+
+EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
+
+
+@click.group()
+def infra() -> None:
+    """Print or deploy the CloudFormation templates (table, queues, DLQ, policies)."""
+
+
+@infra.command()
+@click.option(
+    "--name",
+    type=click.Choice(TEMPLATES),
+    default="sqsjobs",
+    show_default=True,
+    help="sqsjobs: table and one queue; sqsjobs-queue: one more queue for that table.",
+)
+def template(name: str) -> None:
+    """Print a template's YAML, e.g. to review it or deploy it with other tools."""
+    click.echo(template_text(name), nl=False)
+
+
+def parse_parameters(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
+    """``KEY=VALUE`` options as a mapping; a malformed one is a usage error."""
+    parameters: dict[str, str] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", ctx, param)
+        parameters[key.strip()] = text
+    return parameters
+
+
+@infra.command()
+@click.option("--stack", required=True, metavar="NAME", help="The stack to create or update.")
+@click.option(
+    "--template",
+    "template_name",
+    type=click.Choice(TEMPLATES),
+    default="sqsjobs",
+    show_default=True,
+    help="Which shipped template to deploy.",
+)
+@click.option(
+    "--parameter",
+    "-p",
+    "parameters",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=parse_parameters,
+    help="A template parameter, e.g. QueueName=emails; repeat for more. "
+    "On update, parameters not given keep their current values.",
+)
+@aws_options
+def deploy(stack: str, template_name: str, parameters: dict[str, str], aws: AwsConfig) -> None:
+    """Create or update a stack, show its progress, and print its outputs."""
+    console = Console(highlight=False)
+    outputs = deploy_with_progress(
+        console, stack, template=template_name, parameters=parameters, **aws.arguments()
+    )
+    console.print(mapping_table(f"Outputs of stack {stack}", "output", "value", outputs))
+
+
+def deploy_with_progress(console: Console, stack: str, **kwargs: Any) -> dict[str, str]:
+    """``deploy_stack`` under a spinner, one line per stack event; the stack's outputs."""
+    started = time.monotonic()
+    with console.status(f"Deploying stack [bold]{stack}[/] through CloudFormation"):
+        outputs = deploy_stack(stack, on_event=lambda e: console.print(event_line(e)), **kwargs)
+    console.print(f"Stack [bold]{stack}[/] is ready ({time.monotonic() - started:.1f}s)\n")
+    return outputs
+
+
+def event_line(event: StackEvent) -> Text:
+    """``09:30:01 JobTable  AWS::DynamoDB::Table  CREATE_COMPLETE  reason``, aligned."""
+    style = "red" if event.failed else "green" if event.status.endswith("_COMPLETE") else "yellow"
+    resource, kind, status = EVENT_COLUMNS
+    line = Text(f"{event.timestamp:%H:%M:%S} ", style="dim")
+    line.append(f"{event.logical_id:<{resource}} {event.resource_type:<{kind}} ")
+    line.append(f"{event.status:<{status}} ", style=style)
+    if event.reason:
+        line.append(event.reason, style="dim")
+    return line

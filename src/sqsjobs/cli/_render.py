@@ -1,0 +1,133 @@
+"""How jobs look on a terminal, for every command: status colours, tables, one job in full.
+
+Rendering only: functions take values and return rich renderables, so commands stay a
+few lines of "read, render". Table rows never wrap (long cells end in an ellipsis), so
+each job is one aligned line at any terminal width; ``jobs show`` is where a job's long
+fields are printed whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from rich.console import Group, RenderableType
+from rich.json import JSON
+from rich.table import Table
+from rich.text import Text
+
+from .. import Job, JobStatus
+
+STATUS_STYLE = {
+    JobStatus.QUEUED: "cyan",
+    JobStatus.DELAYED: "blue",
+    JobStatus.RUNNING: "yellow",
+    JobStatus.COMPLETED: "green",
+    JobStatus.DEAD: "bold red",
+    JobStatus.CANCELLED: "magenta",
+}
+SHORT_ID = 8
+
+
+def short_id(job_id: str) -> str:
+    return job_id[:SHORT_ID]
+
+
+def status_text(status: JobStatus) -> Text:
+    return Text(status.value, style=STATUS_STYLE[status])
+
+
+def counts_text(counts: Counter[JobStatus]) -> Text:
+    """``queued 3  running 2  completed 4``, in lifecycle order, zeros left out."""
+    text = Text()
+    for status in JobStatus:
+        if counts[status]:
+            text.append(f"{status.value} {counts[status]}  ", style=STATUS_STYLE[status])
+    return text
+
+
+def table(title: str, *columns: str, flexible: str | None = None) -> Table:
+    """The ``flexible`` column shrinks to fit and ends in an ellipsis; the others keep width."""
+    made = Table(title=title, title_justify="left", title_style="bold")
+    for column in columns:
+        if column == flexible:
+            made.add_column(column, ratio=1)
+        else:
+            made.add_column(column, no_wrap=True)
+    return made
+
+
+def cell(text: str) -> Text:
+    return Text(text, no_wrap=True, overflow="ellipsis")
+
+
+def instant(value: datetime | None) -> str:
+    """An instant to the second, in UTC like every stored one: ``2030-01-01 09:30:00``."""
+    return "" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def attempts(job: Job) -> str:
+    return f"{job.attempts}/{job.max_attempts}"
+
+
+def job_table(title: str, jobs: Iterable[Job]) -> Table:
+    """One line per job with its full id, so any row can be pasted into ``jobs show``."""
+    made = table(
+        title, "id", "queue", "name", "status", "attempts", "run_at (UTC)", "last_error",
+        flexible="last_error",
+    )  # fmt: skip
+    for job in jobs:
+        made.add_row(
+            job.id, job.queue, job.name, status_text(job.status), attempts(job),
+            instant(job.run_at), cell(job.last_error or ""),
+        )  # fmt: skip
+    return made
+
+
+def job_detail(job: Job) -> Group:
+    """Every field of one job; payload and result as indented JSON."""
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="dim", no_wrap=True)
+    fields.add_column(overflow="fold")
+    for name, value in job_fields(job).items():
+        fields.add_row(name, value)
+    parts: list[RenderableType] = [fields, Text("payload", style="bold"), json_block(job.payload)]
+    if job.status is JobStatus.COMPLETED:
+        parts += [Text("result", style="bold"), json_block(job.result)]
+    return Group(*parts)
+
+
+def job_fields(job: Job) -> dict[str, RenderableType]:
+    """The record's scalar fields, in the order an operator reads them."""
+    values: dict[str, RenderableType] = {
+        "id": job.id,
+        "queue": job.queue,
+        "name": job.name,
+        "status": status_text(job.status),
+        "attempts": attempts(job),
+    }
+    for name in ("run_at", "created_at", "updated_at", "completed_at", "lease_until"):
+        value = getattr(job, name)
+        values[name] = f"{instant(value)} UTC" if value is not None else "-"
+    values["locked_by"] = job.locked_by or "-"
+    values["priority"] = str(job.priority)
+    values["timeout"] = f"{job.timeout:g}s"
+    values["lease"] = f"{job.lease:g}s"
+    values["idempotency_key"] = job.idempotency_key or "-"
+    values["tenant"] = job.tenant or "-"
+    values["last_error"] = job.last_error or "-"
+    return values
+
+
+def json_block(value: object) -> RenderableType:
+    return JSON(json.dumps(value, ensure_ascii=False), indent=2, highlight=False)
+
+
+def mapping_table(title: str, key: str, value: str, rows: Mapping[str, str]) -> Table:
+    """Two aligned columns, e.g. a stack's outputs."""
+    made = table(title, key, value)
+    for name, text in rows.items():
+        made.add_row(name, Text(text, overflow="fold"))
+    return made
