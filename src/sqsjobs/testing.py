@@ -5,6 +5,11 @@ yields its endpoint URL; boto3 and aioboto3 clients reach it over real HTTP, so 
 tested is what runs against AWS. Give it credentials from the environment (any value
 works, e.g. ``AWS_ACCESS_KEY_ID=testing``) and a region, as for AWS.
 
+DynamoDB requests are served one at a time: moto checks a write's condition and applies
+the write without a lock, so two concurrent conditional writes to one item could both
+succeed, which DynamoDB never allows (every claim in sqsjobs relies on it). SQS requests
+stay concurrent, so long polls do not block anything.
+
 ``RequestCounter`` counts the requests the emulator serves by service and action, for
 assertions on request budgets (counts, never times). Needs the ``local`` extra
 (``pip install sqsjobs[local]``).
@@ -53,12 +58,25 @@ def local_aws(*, counter: RequestCounter | None = None) -> Iterator[str]:
         wsgi = server._server
         assert wsgi is not None
         wsgi.RequestHandlerClass = QuietHandler
+        wsgi.app = _one_dynamodb_request_at_a_time(wsgi.app)
         if counter is not None:
             wsgi.app = counter.wrap(wsgi.app)
         host, port = server.get_host_and_port()
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+
+
+def _one_dynamodb_request_at_a_time(app: WsgiApp) -> WsgiApp:
+    lock = threading.Lock()
+
+    def serialized(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if not str(environ.get("HTTP_X_AMZ_TARGET", "")).startswith("DynamoDB"):
+            return app(environ, start_response)
+        with lock:
+            return list(app(environ, start_response))
+
+    return serialized
 
 
 @dataclass(frozen=True)

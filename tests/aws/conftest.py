@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+import boto3
 import pytest
 
 from sqsjobs.aws import SqsJobStore
@@ -30,3 +32,19 @@ async def store(aws_endpoint: str, prefix: str) -> AsyncIterator[SqsJobStore]:
         yield made
     finally:
         await made.aclose()
+
+
+@pytest.fixture
+def sqs(aws_endpoint: str) -> Iterator[Any]:
+    """A plain boto3 SQS client, to play the part of SQS misbehaving or a foreign producer."""
+    client = boto3.client("sqs", endpoint_url=aws_endpoint)
+    yield client
+    client.close()
+
+
+def depth(sqs: Any, url: str) -> int:
+    """Messages in a queue, visible or not (moto counts exactly)."""
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+             "ApproximateNumberOfMessagesDelayed"]  # fmt: skip
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+    return sum(int(attributes[name]) for name in names)

@@ -38,8 +38,8 @@ from ._deliveries import Delivery
 from ._items import Stored, stored_from_item
 from ._layout import Layout
 from ._messages import MessagePlan, carry_out
-from ._sqs import MalformedMessage, Message
-from ._transport import AwsError, ConditionFailed, Flow, Parallel
+from ._sqs import Hide, MalformedMessage, Message, QueueInfo, Resend
+from ._transport import AwsError, ConditionFailed, Flow, Parallel, Reply
 
 
 class Verdict(Enum):
@@ -94,36 +94,67 @@ def claim_received(
     now: float,
     visibility: int,
 ) -> Flow[Claimed]:
-    """Claim the jobs ``messages`` deliver; settle every message that needs no run."""
-    info = layout.info(queue)
+    """Claim the jobs ``messages`` deliver; settle every message that needs no run.
+
+    Two messages for one job in the same batch (SQS delivers at least once) make one
+    claim write; the other message is then judged like any duplicate.
+    """
     claimed, plan = Claimed(), MessagePlan()
-    valid: list[tuple[Message, _sqs.Token]] = []
+    tokens: dict[str, _sqs.Token] = {}
+    extra: list[tuple[Message, str]] = []
+    firsts: list[tuple[Message, str]] = []
     for message in messages:
         try:
-            valid.append((message, _sqs.parse_body(message.body, queue)))
+            token = _sqs.parse_body(message.body, queue)
         except MalformedMessage as bad:
             claimed.malformed.append((message, str(bad)))
             plan.dead_letters.append(message)
+            continue
+        (extra if token.job_id in tokens else firsts).append((message, token.job_id))
+        tokens.setdefault(token.job_id, token)
     calls = tuple(
-        _dynamo.claim(
-            layout.table, t.job_id, queue, worker_id, uuid.uuid4().hex, now + t.lease, now
-        )
-        for _, t in valid
-    )
+        _dynamo.claim(layout.table, job_id, queue, worker_id, uuid.uuid4().hex,
+                      now + tokens[job_id].lease, now)
+        for _, job_id in firsts
+    )  # fmt: skip
     replies = (yield Parallel(calls)) if calls else []
-    for (message, _), reply in zip(valid, replies, strict=True):
-        if isinstance(reply, ConditionFailed):
-            yield from _refused(layout, queue, message, reply.item, now, claimed, plan)
-        elif isinstance(reply, AwsError):
-            claimed.errors.append(reply)  # not claimed: the message returns at its visibility
-        else:
-            job = stored_from_item(reply["Attributes"]).job
-            claimed.deliveries.append(Delivery(job, message))
-            if _sqs.visibility_for(job.lease) != visibility:
-                plan.hides.append((message.receipt_handle, _sqs.visibility_for(job.lease)))
+    outcomes = dict(zip((job_id for _, job_id in firsts), replies, strict=True))
+    for message, job_id in firsts + extra:
+        yield from _settle_message(
+            layout, queue, message, outcomes[job_id], now, visibility, claimed, plan,
+            first=(message, job_id) in firsts,
+        )  # fmt: skip
     if plan:
-        yield from carry_out(plan, info)
+        yield from carry_out(plan, layout.info(queue))
     return claimed
+
+
+def _settle_message(
+    layout: Layout,
+    queue: str,
+    message: Message,
+    reply: Reply | AwsError,
+    now: float,
+    visibility: int,
+    claimed: Claimed,
+    plan: MessagePlan,
+    *,
+    first: bool,
+) -> Flow[None]:
+    """What ``message`` needs, given the reply to its job's claim write."""
+    if isinstance(reply, ConditionFailed):
+        yield from _refused(layout, queue, message, reply.item, now, claimed, plan)
+    elif isinstance(reply, AwsError):
+        if first:
+            claimed.errors.append(reply)  # not claimed: the message returns at its visibility
+    elif first:
+        job = stored_from_item(reply["Attributes"]).job
+        claimed.deliveries.append(Delivery(job, message))
+        if _sqs.visibility_for(job.lease) != visibility:
+            plan.hides.append((message.receipt_handle, _sqs.visibility_for(job.lease)))
+    else:  # a second message for a job this batch just claimed: back when the lease ends
+        job = stored_from_item(reply["Attributes"]).job
+        plan.return_at(message, _after_lease(message, job, now, layout.info(queue)))
 
 
 def _refused(
@@ -151,13 +182,19 @@ def _refused(
             claimed.dead.append(job)
             plan.dead_letters.append(message)
     elif verdict is Verdict.LEASED:
-        assert stored is not None and stored.job.lease_until is not None
-        due = stored.job.lease_until.timestamp() + 0.001
-        plan.return_at(message, _sqs.plan_return(message, due, now, info, hop=True))
+        assert stored is not None
+        plan.return_at(message, _after_lease(message, stored.job, now, info))
     elif verdict is Verdict.NOT_DUE:
         assert stored is not None
         due = stored.job.run_at.timestamp()
         plan.return_at(message, _sqs.plan_return(message, due, now, info, hop=True))
+
+
+def _after_lease(message: Message, job: Job, now: float, info: QueueInfo) -> Hide | Resend:
+    """Bring a duplicate back when ``job``'s lease ends (at least a second from now)."""
+    assert job.lease_until is not None
+    due = max(job.lease_until.timestamp(), now + 0.5)
+    return _sqs.plan_return(message, due, now, info, hop=True)
 
 
 def _expire(layout: Layout, job: Job, now: float) -> Flow[Job | None]:

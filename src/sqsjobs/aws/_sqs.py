@@ -131,9 +131,18 @@ def message_from_reply(raw: dict[str, Any]) -> Message:
     )
 
 
+def whole_seconds(seconds: float) -> int:
+    """Seconds rounded up for SQS, forgiving the sub-millisecond noise of datetimes.
+
+    Record instants pass through ``datetime`` (microseconds), so ``lease_until - now``
+    for a one-second lease can come out as 1.0000002; that is one second, not two.
+    """
+    return max(0, math.ceil(seconds - 0.001))
+
+
 def send_delay(run_at: float, now: float) -> int:
     """``DelaySeconds`` for a job due at ``run_at``: later ones arrive early and hop."""
-    return min(MAX_DELAY, max(0, math.ceil(run_at - now)))
+    return min(MAX_DELAY, whole_seconds(run_at - now))
 
 
 def plan_return(
@@ -148,7 +157,7 @@ def plan_return(
     ``hop`` of a job not yet due, which may hop many times and should arrive with most of
     its crash allowance intact) and the message comfortably outlives the hide.
     """
-    seconds = min(MAX_VISIBILITY, max(0, math.ceil(due_at - now)))
+    seconds = min(MAX_VISIBILITY, whole_seconds(due_at - now))
     limit = info.max_receive_count
     spare = 1 if limit is None or not hop else max(1, limit // 2)
     receives_ok = limit is None or message.receive_count + 1 + spare <= limit
@@ -233,4 +242,4 @@ def change_visibility_batch(url: str, entries: Sequence[tuple[str, int]]) -> Cal
 
 def visibility_for(lease: float) -> int:
     """Whole seconds of visibility that cover a lease of ``lease`` seconds (max 12 h)."""
-    return max(1, min(MAX_VISIBILITY, math.ceil(lease)))
+    return max(1, min(MAX_VISIBILITY, whole_seconds(lease)))
