@@ -1,9 +1,10 @@
 """The ``sqsjobs`` command line: one click group, one module per command group.
 
 Every command runs inside ``SqsJobsGroup.invoke``, the single place that turns a failure
-into an exit code: 0 on success, 2 on bad usage (click's own usage errors), 1 for
-anything else, reported as one ``error: ...`` line on stderr. The traceback appears only
-with ``--debug``, because an operator reading a deploy log needs the cause, not the stack.
+into an exit code: 0 on success, 2 on bad usage (click's usage errors, and input the
+library refuses), 1 for anything else, reported as one ``error: ...`` line on stderr
+(see ``_errors``). The traceback appears only with ``--debug``, because an operator
+reading a deploy log needs the cause, not the stack.
 
 Only this package imports click and rich; the ``sqsjobs`` package root never imports it,
 so producers and Lambda functions do not pay for them.
@@ -14,14 +15,17 @@ from __future__ import annotations
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 import click
 
 from ._demo import demo
+from ._enqueue import enqueue
+from ._errors import CommandFailed, one_line
 from ._infra import infra
-
-MAX_MESSAGE_CHARS = 300
+from ._jobs import jobs
+from ._reconcile import reconcile
+from ._worker import worker
 
 
 @dataclass(frozen=True)
@@ -29,30 +33,6 @@ class CliState:
     """Global options, passed to every command as the click context object."""
 
     debug: bool = False
-
-
-class CommandFailed(click.ClickException):
-    """A command's failure, shown as one line; exit code 1."""
-
-    exit_code = 1
-
-    def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"error: {self.message}", file=file or sys.stderr)
-
-
-def one_line(error: BaseException) -> str:
-    """The error as a single line: what went wrong, without the stack.
-
-    sqsjobs' own errors already say what was wrong and what is allowed, so their message
-    stands alone; anything else is prefixed with its type, since a bare ``KeyError``
-    message (``'name'``) means nothing by itself.
-    """
-    text = " ".join(str(error).split())
-    if not type(error).__module__.startswith("sqsjobs"):
-        text = f"{type(error).__name__}: {text}" if text else type(error).__name__
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 1] + "…"
-    return text or type(error).__name__
 
 
 class SqsJobsGroup(click.Group):
@@ -79,5 +59,5 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj = CliState(debug=debug)
 
 
-main.add_command(demo)
-main.add_command(infra)
+for command in (worker, enqueue, jobs, reconcile, infra, demo):
+    main.add_command(command)

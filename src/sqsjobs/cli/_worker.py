@@ -1,0 +1,184 @@
+"""``sqsjobs worker``: serve jobs from the store with an application's handlers.
+
+The process an ECS service or an EC2 unit runs. It imports the registry (a
+``JobRegistry`` or a mapping of job names to handlers, named ``MODULE:ATTRIBUTE`` as
+uvicorn and rq name theirs, with the working directory importable), then runs
+``JobWorker.run``, which drains on SIGTERM or SIGINT: running jobs get ``--grace``
+seconds to finish and the rest are released, attempt not counted. ECS waits
+``stopTimeout`` (30 s by default) between SIGTERM and SIGKILL, so keep ``--grace`` below it.
+
+Beside the worker runs the reconciler (``SqsJobStore.reconcile``) every few minutes,
+so a job whose message was lost (a producer that died between its DynamoDB write and
+its SQS send) or moved to the dead-letter queue by the redrive policy is repaired even
+when nobody runs ``sqsjobs reconcile``. Each pass is idempotent, so every replica may
+run it. Logs go to stderr, one line per record, for the container's log driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .. import Handler, JobConfigError, JobQueue, JobRegistry, JobWorker
+from .._log import LOGGER_NAME
+from ._config import StoreConfig, default_queue, store_options
+from ._errors import usage_error
+
+if TYPE_CHECKING:
+    from ..aws import SqsJobStore
+
+Handlers = JobRegistry | Mapping[str, Handler]
+LOG_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
+QUIET_LOGGERS = ("boto3", "botocore", "aiobotocore")
+_logger = logging.getLogger(f"{LOGGER_NAME}.cli")
+
+
+def load_handlers(ctx: click.Context, param: click.Parameter, value: str) -> Handlers:
+    """Import ``MODULE:ATTRIBUTE``; it must be a ``JobRegistry`` or a mapping of handlers."""
+    module_name, _, attribute = value.partition(":")
+    if not module_name or not attribute:
+        raise click.BadParameter(
+            f"expected MODULE:REGISTRY, e.g. myapp.jobs:registry; got {value!r}", ctx, param
+        )
+    found: Any = import_module(module_name, ctx, param)
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            message = f"module {module_name!r} has no attribute {attribute!r}"
+            raise click.BadParameter(message, ctx, param)
+        found = getattr(found, part)
+    if not isinstance(found, JobRegistry | Mapping):
+        message = (
+            f"{value} is of type {type(found).__name__}, not a JobRegistry "
+            "or a mapping of job names to handlers"
+        )
+        raise click.BadParameter(message, ctx, param)
+    return found
+
+
+def import_module(name: str, ctx: click.Context, param: click.Parameter) -> Any:
+    """Import ``name`` as ``python -m`` would: the working directory comes first."""
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name is None or not (name == error.name or name.startswith(f"{error.name}.")):
+            raise  # the module exists but imports something missing: its own error
+        message = f"no module named {name!r} (run from the directory that has it)"
+        raise click.BadParameter(message, ctx, param) from None
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    queues: Sequence[str]
+    concurrency: int
+    grace: float
+    reconcile_every: float
+
+
+@click.command()
+@click.argument("handlers", metavar="MODULE:REGISTRY", callback=load_handlers)
+@click.option(
+    "--queue", "-q", "queues", multiple=True,
+    help="Queue to serve, in priority order; repeat for several (default: every queue).",
+)  # fmt: skip
+@click.option(
+    "--concurrency", "-c", type=click.IntRange(1, 1000), default=1, show_default=True,
+    help="Jobs run at once.",
+)  # fmt: skip
+@click.option(
+    "--grace", type=click.FloatRange(0), default=20.0, show_default=True, metavar="SECONDS",
+    help="On SIGTERM/SIGINT, how long running jobs may finish before they are released.",
+)  # fmt: skip
+@click.option(
+    "--reconcile-every", type=click.FloatRange(0), default=300.0, show_default=True,
+    metavar="SECONDS", help="Seconds between reconciler passes; 0 turns them off.",
+)  # fmt: skip
+@store_options
+@click.pass_context
+def worker(
+    ctx: click.Context,
+    handlers: Handlers,
+    queues: tuple[str, ...],
+    concurrency: int,
+    grace: float,
+    reconcile_every: float,
+    store: StoreConfig,
+) -> None:
+    """Run jobs with the handlers in MODULE:REGISTRY until SIGTERM or Ctrl-C."""
+    configure_logging(debug=bool(getattr(ctx.obj, "debug", False)))
+    options = WorkerOptions(queues, concurrency, grace, reconcile_every)
+    asyncio.run(serve(store, handlers, options))
+
+
+def configure_logging(*, debug: bool) -> None:
+    """One line per record on stderr; with ``--debug``, sqsjobs' DEBUG records and boto's.
+
+    boto's INFO records ("Found credentials in environment variables") say nothing an
+    operator acts on, so they are shown only when debugging.
+    """
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    if debug:
+        logging.getLogger(LOGGER_NAME).setLevel(logging.DEBUG)
+        return
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions) -> None:
+    """Run the worker and the periodic reconciler until a signal drains the worker."""
+    store = config.open()
+    try:
+        served = list(options.queues) or list(store.queue_urls)
+        unknown = sorted(set(served) - set(store.queue_urls))
+        if unknown:
+            known = ", ".join(store.queue_urls)
+            raise usage_error(f"Unknown queue(s) {', '.join(unknown)}; this store has {known}")
+        try:
+            queue = JobQueue(store, default_queue=default_queue(store))
+            worker = JobWorker(queue, handlers, queues=served, concurrency=options.concurrency)
+        except JobConfigError as error:
+            raise usage_error(error) from error
+        _logger.info(
+            "Serving %s from table %s; reconciler every %gs; SIGTERM or Ctrl-C drains "
+            "(grace %gs)", ", ".join(served), store.table_name, options.reconcile_every,
+            options.grace,
+        )  # fmt: skip
+        reconciler = asyncio.create_task(reconcile_periodically(store, options.reconcile_every))
+        try:
+            await worker.run(grace=options.grace)
+        finally:
+            reconciler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reconciler
+    finally:
+        await store.aclose()
+
+
+async def reconcile_periodically(store: SqsJobStore, every: float) -> None:
+    """A reconciler pass now and then every ``every`` seconds; a failed pass is logged."""
+    if every <= 0:
+        return
+    while True:
+        try:
+            report = await store.reconcile()
+        except Exception as error:
+            _logger.warning("Reconciler pass failed (will retry in %gs): %s", every, error)
+        else:
+            if report.resent or report.dead:
+                _logger.info(
+                    "Reconciler re-sent %d lost message(s), dead-lettered %d job(s) "
+                    "from the dead-letter queue",
+                    report.resent,
+                    report.dead,
+                )
+        await asyncio.sleep(every)

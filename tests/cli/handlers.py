@@ -1,0 +1,25 @@
+"""Handlers the worker tests import by name, as ``sqsjobs worker tests.cli.handlers:registry``.
+
+``sleep`` works for as long as its payload says, capped by ``CLI_TEST_SLEEP_CAP``: a job
+interrupted in one worker process can be finished quickly by the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from sqsjobs import JobRegistry
+
+SLEEP_CAP = "CLI_TEST_SLEEP_CAP"
+
+registry = JobRegistry()
+empty = JobRegistry()
+not_a_registry = 42
+
+
+@registry.handler("sleep")
+async def sleep(payload: dict[str, float]) -> dict[str, float]:
+    seconds = min(float(payload["seconds"]), float(os.environ.get(SLEEP_CAP, "inf")))
+    await asyncio.sleep(seconds)
+    return {"slept": seconds}

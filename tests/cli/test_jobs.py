@@ -1,0 +1,106 @@
+"""``sqsjobs jobs list|show|cancel``: aligned tables, every field, and clear refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from sqsjobs import JobQueue, JobStatus, JobWorker, SyncJobQueue
+from sqsjobs.aws import SqsJobStore
+
+from .conftest import Env, invoke
+
+ROW = re.compile(r"^│ (?P<id>[0-9a-f]{32}) │ (?P<queue>\S+) +│ (?P<name>\S+) +│ (?P<status>\w+) +│")
+
+
+def rows(output: str) -> list[tuple[str, str]]:
+    return [(m["id"], m["status"]) for line in output.splitlines() if (m := ROW.match(line))]
+
+
+def test_list_shows_the_jobs_oldest_first_filtered_by_status(
+    cli_env: Env, store: SqsJobStore
+) -> None:
+    producer = SyncJobQueue(store)
+    queued = [producer.enqueue("email.send", {"n": n}).job.id for n in range(3)]
+    delayed = producer.enqueue("email.send", {"n": 3}, delay=60).job.id
+    producer.cancel(queued[1])
+
+    everything = invoke(cli_env, "jobs", "list")
+    assert everything.exit_code == 0, everything.output
+    assert rows(everything.stdout) == [
+        (queued[0], "queued"), (queued[1], "cancelled"), (queued[2], "queued"),
+        (delayed, "delayed"),
+    ]  # fmt: skip
+    header = next(line for line in everything.stdout.splitlines() if line.startswith("┃ id"))
+    assert re.match(r"┃ id +┃ queue +┃ name +┃ status +┃ attempts +┃ run_at \(UTC\) +┃", header)
+
+    waiting = invoke(cli_env, "jobs", "list", "--status", "queued", "-s", "delayed")
+    assert rows(waiting.stdout) == [
+        (queued[0], "queued"),
+        (queued[2], "queued"),
+        (delayed, "delayed"),
+    ]
+
+    first = invoke(cli_env, "jobs", "list", "--limit", "1", "--queue", "default")
+    assert rows(first.stdout) == [(queued[0], "queued")]
+    assert "raise --limit" in first.stdout
+
+
+def test_list_refuses_an_unknown_status_with_exit_2(cli_env: Env) -> None:
+    result = invoke(cli_env, "jobs", "list", "--status", "lost")
+    assert result.exit_code == 2
+    assert "Invalid value for '--status' / '-s'" in result.stderr
+
+
+def test_show_prints_every_field_and_the_payload_as_json(cli_env: Env, store: SqsJobStore) -> None:
+    payload = {"to": "ana@example.com", "lines": [{"sku": "lamp", "qty": 2}]}
+    job = SyncJobQueue(store).enqueue("email.send", payload, idempotency_key="k1").job
+    result = invoke(cli_env, "jobs", "show", job.id)
+    assert result.exit_code == 0, result.output
+    fields = dict(line.strip().split(None, 1) for line in result.stdout.splitlines()[:17])
+    assert fields["id"] == job.id
+    assert fields["status"] == "queued"
+    assert fields["attempts"] == "0/5"
+    assert fields["idempotency_key"] == "k1"
+    assert fields["lease_until"] == "-"
+    assert set(fields) >= {"queue", "name", "run_at", "created_at", "priority", "last_error"}
+    after = result.stdout.split("\npayload\n", 1)[1]
+    assert json.loads(after) == payload
+    assert '\n  "lines": [\n' in after  # indented, one field a line
+
+
+async def test_show_of_a_completed_job_includes_its_result(
+    cli_env: Env, store: SqsJobStore
+) -> None:
+    queue = JobQueue(store)
+    try:
+        job = (await queue.enqueue("email.send")).job
+        assert await JobWorker(queue, {"email.send": lambda ctx: {"sent": True}}).run_once()
+    finally:
+        await store.aclose()
+    result = invoke(cli_env, "jobs", "show", job.id)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^status +completed", result.stdout, re.MULTILINE)
+    assert json.loads(result.stdout.split("\nresult\n", 1)[1]) == {"sent": True}
+
+
+def test_cancel_cancels_once_then_refuses_with_exit_1(cli_env: Env, store: SqsJobStore) -> None:
+    job = SyncJobQueue(store).enqueue("email.send", None, delay=300).job
+    first = invoke(cli_env, "jobs", "cancel", job.id)
+    assert (first.exit_code, first.stdout) == (0, f"Cancelled job {job.id}\n")
+    current = SyncJobQueue(store).get(job.id)
+    assert current is not None and current.status is JobStatus.CANCELLED
+    again = invoke(cli_env, "jobs", "cancel", job.id)
+    assert again.exit_code == 1
+    assert again.stderr == (
+        f"error: Job {job.id} is already cancelled; "
+        "only delayed, queued, running jobs can be cancelled\n"
+    )
+
+
+def test_an_unknown_id_is_a_one_line_failure(cli_env: Env) -> None:
+    for command in ("show", "cancel"):
+        result = invoke(cli_env, "jobs", command, "f" * 32)
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"error: No job '{'f' * 32}' (unknown")
+        assert result.stderr.count("\n") == 1
