@@ -104,3 +104,10 @@ def test_an_unknown_id_is_a_one_line_failure(cli_env: Env) -> None:
         assert result.exit_code == 1
         assert result.stderr.startswith(f"error: No job '{'f' * 32}' (unknown")
         assert result.stderr.count("\n") == 1
+
+
+def test_endpoint_url_option_overrides_the_environment(cli_env: Env, aws_endpoint: str) -> None:
+    unreachable = {**cli_env, "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}
+    result = invoke(unreachable, "jobs", "list", "--endpoint-url", aws_endpoint)
+    assert result.exit_code == 0, result.output
+    assert "Jobs in every queue" in result.stdout

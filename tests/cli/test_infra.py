@@ -1,0 +1,79 @@
+"""``sqsjobs infra template|deploy``: the shipped YAML, and a deploy that reports and waits.
+
+The deploy reaches the emulator through ``AWS_ENDPOINT_URL`` alone, as it would reach
+any endpoint through boto3's chain, and the stack it makes is one ``--stack`` can use.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sqsjobs.infra import TEMPLATES, template_text
+from tests.aws.emulator import unique_prefix
+
+from .conftest import PLAIN, Env, invoke
+
+pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
+
+
+@pytest.fixture
+def env(aws_endpoint: str) -> Env:
+    return {**PLAIN, "AWS_ENDPOINT_URL": aws_endpoint, "SQSJOBS_STACK": None}
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_template_prints_the_shipped_yaml_unchanged(name: str) -> None:
+    result = invoke({}, "infra", "template", "--name", name)
+    assert result.exit_code == 0
+    assert result.stdout == template_text(name)
+
+
+def test_template_is_sqsjobs_by_default_and_refuses_unknown_names() -> None:
+    assert invoke({}, "infra", "template").stdout == template_text("sqsjobs")
+    result = invoke({}, "infra", "template", "--name", "everything")
+    assert result.exit_code == 2
+    assert "Invalid value for '--name'" in result.stderr
+
+
+def test_deploy_shows_progress_and_outputs_and_the_stack_serves_commands(env: Env) -> None:
+    stack = unique_prefix()
+    result = invoke(env, "infra", "deploy", "--stack", stack, "-p", "QueueName=emails")
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        rf"^\d\d:\d\d:\d\d {stack} +AWS::CloudFormation::Stack CREATE_COMPLETE", result.stdout, re.M
+    )
+    assert f"Stack {stack} is ready" in result.stdout
+    outputs = dict(re.findall(r"^│ (\w+) +│ (\S+) +│$", result.stdout, re.M))
+    assert outputs["QueueUrls"].startswith("emails=")
+    assert {"TableName", "DeadLetterQueueUrls"} <= set(outputs)
+
+    listed = invoke(env, "jobs", "list", "--stack", stack)
+    assert listed.exit_code == 0, listed.output
+    assert "Jobs in every queue" in listed.stdout
+
+    again = invoke(env, "infra", "deploy", "--stack", stack)  # parameters not given are kept
+    assert again.exit_code == 0, again.output
+    assert dict(re.findall(r"^│ (\w+) +│ (\S+) +│$", again.stdout, re.M)) == outputs
+
+
+def test_a_refused_deploy_is_one_line_and_exit_1(env: Env) -> None:
+    result = invoke(
+        env, "infra", "deploy", "--stack", unique_prefix(), "--template", "sqsjobs-queue"
+    )
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: CloudFormation refused to create stack ")
+    assert result.stderr.rstrip().endswith("Missing parameter TableName")
+
+
+def test_a_malformed_parameter_is_bad_usage(env: Env) -> None:
+    result = invoke(env, "infra", "deploy", "--stack", "s", "-p", "QueueName")
+    assert result.exit_code == 2
+    assert "expected KEY=VALUE, got 'QueueName'" in result.stderr
+
+
+def test_deploy_needs_a_stack_name() -> None:
+    result = invoke({}, "infra", "deploy")
+    assert result.exit_code == 2
+    assert "Missing option '--stack'" in result.stderr
