@@ -1,0 +1,49 @@
+"""The item codec and key schema: exact round trips, sortable keys, deterministic ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqsjobs import JobStatus
+from sqsjobs.aws._items import (
+    SHARDS,
+    index_pk,
+    index_sk,
+    item_from_job,
+    keyed_id,
+    number,
+    shard,
+    stored_from_item,
+)
+
+from .fakes import NOW, prepared
+
+
+@pytest.mark.parametrize("payload", [None, 0, -1.5, "é✓", [1, {"a": None}], {"n": 1e-7}])
+def test_a_job_survives_the_codec_exactly(payload: object) -> None:
+    made = prepared(payload, at=NOW + 0.123456, idempotency_key="k", tenant="acme", priority=-3)
+    item = item_from_job(made.job, made.fingerprint)
+    decoded = stored_from_item(item)
+    assert decoded.job == made.job
+    assert (decoded.fingerprint, decoded.expires_at) == (made.fingerprint, None)
+
+
+@pytest.mark.parametrize("value", [1e-7, 1_800_000_000.123456, 0.1 + 0.2, 3, -2.5e20])
+def test_numbers_are_plain_decimals_that_read_back_exactly(value: float) -> None:
+    text = number(value)["N"]
+    assert "e" not in text.lower()
+    assert float(text) == value
+
+
+def test_keyed_ids_depend_on_queue_and_key_only() -> None:
+    assert keyed_id("default", "k") == keyed_id("default", "k")
+    assert len({keyed_id("default", "k"), keyed_id("other", "k"), keyed_id("default", "j")}) == 3
+    assert len(keyed_id("default", "k")) == 32
+
+
+def test_index_keys_sort_by_queue_then_time_then_id() -> None:
+    keys = [index_sk("a", 9.5, "z"), index_sk("a", 10.0, "a"), index_sk("a", 10.0, "b")]
+    assert sorted(keys) == keys
+    assert index_sk("a", 1e12, "x") < "a$" < index_sk("a-b", 0.0, "x")
+    assert {shard(str(n)) for n in range(100)} == set(range(SHARDS))
+    assert index_pk(JobStatus.QUEUED, 3) == "queued#3"

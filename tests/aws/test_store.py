@@ -1,0 +1,152 @@
+"""SqsJobStore's configuration surface, provisioning, limits and listing at scale."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from sqsjobs import EnqueueRequest, JobConfigError, JobQueue, JobStatus, SyncJobQueue
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.testing import RequestCounter, local_aws
+
+
+def test_create_is_idempotent(aws_endpoint: str, prefix: str) -> None:
+    queues = ["a", "b:c"]
+    with (
+        SqsJobStore.create(prefix, queues=queues, endpoint_url=aws_endpoint) as first,
+        SqsJobStore.create(prefix, queues=queues, endpoint_url=aws_endpoint) as again,
+    ):
+        assert (again.table_name, dict(again.queue_urls)) == (
+            first.table_name, dict(first.queue_urls),
+        )  # fmt: skip
+        assert dict(again.dead_letter_queue_urls) == dict(first.dead_letter_queue_urls)
+        assert set(first.queue_urls) == {"a", "b:c"}
+
+
+def test_from_env_learns_the_dead_letter_queues_from_the_redrive_policy(
+    aws_endpoint: str, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqsJobStore.create(prefix, queues=["default", "high"], endpoint_url=aws_endpoint) as made:
+        urls = ",".join(f"{q}={u}" for q, u in made.queue_urls.items())
+        monkeypatch.setenv("SQSJOBS_TABLE", made.table_name)
+        monkeypatch.setenv("SQSJOBS_QUEUES", urls)
+        with SqsJobStore.from_env(endpoint_url=aws_endpoint) as store:
+            assert dict(store.queue_urls) == dict(made.queue_urls)
+            assert dict(store.dead_letter_queue_urls) == dict(made.dead_letter_queue_urls)
+            queue = SyncJobQueue(store, default_queue="high")
+            job = queue.enqueue("from.env").job
+            assert queue.get(job.id) == job
+
+
+def test_from_env_needs_its_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SQSJOBS_TABLE", raising=False)
+    with pytest.raises(ValueError, match="SQSJOBS_TABLE"):
+        SqsJobStore.from_env()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ({"queue_urls": {}}, ValueError),
+        ({"queue_urls": {"bad name": "https://q"}}, JobConfigError),
+        ({"table_name": ""}, ValueError),
+        ({"wait_time": 21}, ValueError),
+        ({"retention": -1}, ValueError),
+        ({"dead_retention": float("nan")}, ValueError),
+    ],
+)
+def test_the_constructor_refuses_bad_settings(
+    arguments: dict[str, Any], error: type[Exception]
+) -> None:
+    settings: dict[str, Any] = {"table_name": "jobs", "queue_urls": {"default": "https://q"}}
+    with pytest.raises(error):
+        SqsJobStore(**(settings | arguments))
+
+
+def test_its_configuration_is_read_only() -> None:
+    with SqsJobStore(table_name="jobs", queue_urls={"default": "https://q"}) as store:
+        with pytest.raises(TypeError):
+            store.queue_urls["other"] = "https://x"  # type: ignore[index]
+        with pytest.raises(AttributeError):
+            store.table_name = "other"  # type: ignore[misc]
+
+
+async def test_payloads_up_to_350_kib_fit_and_larger_caps_are_refused(
+    store: SqsJobStore,
+) -> None:
+    with pytest.raises(ValueError, match="payload_max_bytes"):
+        JobQueue(store, payload_max_bytes=350 * 1024 + 1)
+    queue = JobQueue(store, payload_max_bytes=350 * 1024)
+    payload = {"blob": "x" * (350 * 1024 - 20)}
+    job = (await queue.enqueue("big", payload)).job
+    [claimed] = await store.claim("default", "w", time.time())
+    assert claimed.payload == payload
+    assert await store.complete(job.id, claimed.lease_token or "", time.time(), {"ok": 1})
+
+
+async def test_a_queue_without_an_sqs_queue_is_refused_before_writing(
+    store: SqsJobStore,
+) -> None:
+    queue = JobQueue(store)
+    with pytest.raises(JobConfigError, match="no SQS queue"):
+        await queue.enqueue("lost", queue="nowhere")
+    assert (await queue.list()).jobs == []
+
+
+async def test_list_merges_shards_statuses_and_queues_across_pages(store: SqsJobStore) -> None:
+    queue = JobQueue(store)
+    requests = [
+        EnqueueRequest("wanted" if n % 5 == 0 else "noise", n, queue=("default", "other")[n % 2])
+        for n in range(40)
+    ]
+    written = [r.job for r in await queue.enqueue_many(requests)]
+    await store.claim("default", "w", time.time(), limit=3)
+    everything, cursor = [], None
+    while True:
+        page = await queue.list(limit=7, cursor=cursor)
+        everything += page.jobs
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    ordered = sorted(written, key=lambda j: (j.created_at, j.id))
+    assert [j.id for j in everything] == [j.id for j in ordered]
+    assert sum(j.status is JobStatus.RUNNING for j in everything) == 3
+    wanted, cursor = [], None
+    while True:  # a filter that skips most items: DynamoDB pages come back thin
+        page = await queue.list(name="wanted", limit=2, cursor=cursor)
+        wanted += [j.payload for j in page.jobs]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert wanted == [j.payload for j in ordered if j.name == "wanted"]
+    assert len(wanted) == 8
+
+
+async def test_close_after_async_use_asks_for_aclose(aws_endpoint: str, prefix: str) -> None:
+    store = SqsJobStore.create(prefix, endpoint_url=aws_endpoint)
+    await store.get("0" * 32, time.time())
+    with pytest.warns(ResourceWarning, match="aclose"):
+        store.close()
+    await store.aclose()
+
+
+def test_local_aws_serves_its_own_emulator_and_counts_requests() -> None:
+    counter = RequestCounter()
+    with local_aws(counter=counter) as endpoint:
+        assert endpoint.startswith("http://127.0.0.1:")
+        client = boto3.client("dynamodb", endpoint_url=endpoint)
+        client.create_table(
+            TableName="t", BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        )  # fmt: skip
+        items = [{"PutRequest": {"Item": {"pk": {"S": str(n)}}}} for n in range(3)]
+        client.batch_write_item(RequestItems={"t": items})
+        client.get_item(TableName="t", Key={"pk": {"S": "1"}})
+        client.close()
+    counts = counter.counts()
+    assert (counts.dynamodb_writes, counts.dynamodb_reads) == (3, 1)
+    assert counts.requests[("dynamodb", "CreateTable")] == 1
