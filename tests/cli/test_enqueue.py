@@ -82,8 +82,17 @@ def test_an_invalid_job_name_exits_2(cli_env: Env) -> None:
     assert "Error: Invalid job name '9lives': must match" in result.stderr
 
 
-def test_without_a_stack_or_environment_it_says_what_to_configure() -> None:
-    env: Env = {"SQSJOBS_STACK": None, "SQSJOBS_TABLE": None, "SQSJOBS_QUEUES": None}
-    result = invoke(env, "enqueue", "email.send")
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SQSJOBS_TABLE": None, "SQSJOBS_QUEUES": None}, "No job store configured: pass --stack"),
+        (
+            {"SQSJOBS_TABLE": "jobs", "SQSJOBS_QUEUES": "default"},
+            "SQSJOBS_QUEUES must look like 'default=URL,high=URL', got 'default'",
+        ),
+    ],
+)
+def test_a_missing_or_malformed_configuration_is_bad_usage(env: Env, message: str) -> None:
+    result = invoke({**env, "SQSJOBS_STACK": None}, "enqueue", "email.send")
     assert result.exit_code == 2
-    assert "Error: No job store configured: pass --stack NAME" in result.stderr
+    assert f"Error: {message}" in result.stderr

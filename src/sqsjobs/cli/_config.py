@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ._errors import usage_error
+
 if TYPE_CHECKING:
     from ..aws import SqsJobStore
 
@@ -57,19 +59,23 @@ class StoreConfig:
         """The store (``kwargs`` go to its constructor, e.g. ``wait_time``).
 
         Raises:
-            click.UsageError: neither a stack nor the environment names the jobs.
+            click.UsageError: neither a stack nor the environment names the jobs, or what
+                names them is malformed (the stack lacks outputs, a bad ``SQSJOBS_QUEUES``).
         """
         from ..aws import SqsJobStore
 
         arguments = {**self.aws.arguments(), **kwargs}
-        if self.stack:
-            return SqsJobStore.from_stack(self.stack, **arguments)
-        if not (os.environ.get(TABLE_ENV) and os.environ.get(QUEUES_ENV)):
-            raise click.UsageError(
-                f"No job store configured: pass --stack NAME (or set {STACK_ENV}), "
-                f"or set {TABLE_ENV} and {QUEUES_ENV}='default=URL,...'"
-            )
-        return SqsJobStore.from_env(**arguments)
+        try:
+            if self.stack:
+                return SqsJobStore.from_stack(self.stack, **arguments)
+            if not (os.environ.get(TABLE_ENV) and os.environ.get(QUEUES_ENV)):
+                raise usage_error(
+                    f"No job store configured: pass --stack NAME (or set {STACK_ENV}), "
+                    f"or set {TABLE_ENV} and {QUEUES_ENV}='default=URL,...'"
+                )
+            return SqsJobStore.from_env(**arguments)
+        except ValueError as error:
+            raise usage_error(str(error)) from error
 
 
 def default_queue(store: SqsJobStore) -> str:
