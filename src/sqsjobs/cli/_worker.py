@@ -139,21 +139,14 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
     store = config.open()
     try:
         served = list(options.queues) or list(store.queue_urls)
-        unknown = sorted(set(served) - set(store.queue_urls))
-        if unknown:
-            known = ", ".join(store.queue_urls)
-            raise usage_error(f"Unknown queue(s) {', '.join(unknown)}; this store has {known}")
-        try:
-            queue = JobQueue(store, default_queue=default_queue(store))
-            worker = JobWorker(queue, handlers, queues=served, concurrency=options.concurrency)
-        except JobConfigError as error:
-            raise usage_error(error) from error
+        worker = build_worker(store, handlers, served, options.concurrency)
+        every = options.reconcile_every
         _logger.info(
-            "Serving %s from table %s; reconciler every %gs; SIGTERM or Ctrl-C drains "
-            "(grace %gs)", ", ".join(served), store.table_name, options.reconcile_every,
-            options.grace,
+            "Serving %s from table %s; reconciler %s; SIGTERM or Ctrl-C drains (grace %gs)",
+            ", ".join(served), store.table_name,
+            f"every {every:g}s" if every > 0 else "off", options.grace,
         )  # fmt: skip
-        reconciler = asyncio.create_task(reconcile_periodically(store, options.reconcile_every))
+        reconciler = asyncio.create_task(reconcile_periodically(store, every))
         try:
             await worker.run(grace=options.grace)
         finally:
@@ -162,6 +155,21 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
                 await reconciler
     finally:
         await store.aclose()
+
+
+def build_worker(
+    store: SqsJobStore, handlers: Handlers, served: Sequence[str], concurrency: int
+) -> JobWorker:
+    """The worker; a queue the store lacks, or a registry it refuses, is bad usage."""
+    unknown = sorted(set(served) - set(store.queue_urls))
+    if unknown:
+        known = ", ".join(store.queue_urls)
+        raise usage_error(f"Unknown queue(s) {', '.join(unknown)}; this store has {known}")
+    try:
+        queue = JobQueue(store, default_queue=default_queue(store))
+        return JobWorker(queue, handlers, queues=served, concurrency=concurrency)
+    except JobConfigError as error:
+        raise usage_error(error) from error
 
 
 async def reconcile_periodically(store: SqsJobStore, every: float) -> None:
