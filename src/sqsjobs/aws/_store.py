@@ -81,6 +81,8 @@ class SqsJobStore:
         self._clock = clock
         self._boto = BotoTransport(settings.endpoint)
         self._aio: AioTransport | None = None
+        self._threaded = False  # Lambda: drive boto3 from threads, never load aioboto3
+        self._delete_on_complete = True  # Lambda deletes the messages it was not told of
         self._deliveries = DeliveryMap()
         self._visibility: dict[str, int] = {}
         self._background = Background(self._send)
@@ -161,6 +163,8 @@ class SqsJobStore:
     # -- drivers -------------------------------------------------------------------------
 
     async def _send(self, call: Call) -> Reply:
+        if self._threaded:
+            return await asyncio.to_thread(self._boto, call)
         if self._aio is None:
             from ._aio import AioTransport
 
@@ -294,7 +298,7 @@ class SqsJobStore:
         text = None if result is None else dump_json(plain_json(result, "result"))
         done = await self._run(_settle.complete(self._layout, job_id, lease_token, now, text))
         delivery = self._deliveries.pop(job_id, lease_token)
-        if done and delivery is not None:
+        if done and delivery is not None and self._delete_on_complete:
             url = self._layout.url(delivery.job.queue)
             self._background.delete_soon(url, delivery.message.receipt_handle)
         return done
