@@ -1,0 +1,205 @@
+"""AWS Lambda: run jobs from an SQS event source mapping with partial batch responses.
+
+    handler = make_lambda_handler(registry, store=SqsJobStore.from_env())
+
+Each record is claimed with the same conditional write a worker uses and run by the same
+algorithm (``sqsjobs._run``); only the reporting differs. Lambda deletes every message
+not named in ``batchItemFailures``, so a message is named unless its job reached an end:
+
+    completed, dead (already sent to the DLQ) ──► not named: Lambda deletes the message
+    retry (hidden for its backoff), released at the invocation deadline,
+    lease lost, not claimed (a duplicate, not yet due, an AWS error) ──► named: it returns
+
+Standard queues run the batch's records concurrently; FIFO queues run them in order and
+stop at the first record that does not finish, naming it and every record after it.
+A job's timeout is capped by the invocation's remaining time less ``safety_margin``; a
+job cut off there is released (the attempt is not counted), never lost.
+
+The module loads boto3 only: AWS calls run in threads (``asyncio.to_thread``) over clients
+made once per container, so no aioboto3 or aiohttp is imported and clients outlive each
+invocation's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._backoff import Backoff
+from .._handlers import JobRegistry
+from .._log import default_logger
+from .._models import Job
+from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
+from ._sqs import Message
+from ._store import SqsJobStore
+
+LambdaHandler = Callable[[Mapping[str, Any], Any], dict[str, list[dict[str, str]]]]
+FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
+
+
+@dataclass(frozen=True)
+class Record:
+    """One SQS record of a Lambda event, as the store sees a received message."""
+
+    queue: str
+    fifo: bool
+    message: Message
+
+
+def make_lambda_handler(
+    registry: JobRegistry | Mapping[str, Any],
+    *,
+    store: SqsJobStore,
+    backoff: Backoff | None = None,
+    payload_max_bytes: int = 65536,
+    safety_margin: float = 3.0,
+    concurrency: int = 16,
+    on_complete: Hook | None = None,
+    on_fail: Hook | None = None,
+    on_dead: Hook | None = None,
+    logger: logging.Logger | None = None,
+    clock: Callable[[], float] = time.time,
+) -> LambdaHandler:
+    """A Lambda handler running ``registry``'s jobs from SQS records (see module docs)."""
+    if not 0 <= safety_margin < 900:
+        raise ValueError(f"safety_margin must be 0..900 seconds, got {safety_margin!r}")
+    store._threaded = True
+    store._delete_on_complete = False
+    runner = _LambdaRunner(
+        store,
+        RunSettings(
+            store=store,
+            registry=JobRegistry.from_handlers(registry),
+            backoff=backoff or Backoff(),
+            payload_max_bytes=payload_max_bytes,
+            clock=clock,
+            logger=default_logger(logger),
+            worker_id=f"lambda-{uuid.uuid4().hex[:12]}",
+            hooks=Hooks(on_complete, on_fail, on_dead),
+            executor=concurrent.futures.ThreadPoolExecutor(
+                max_workers=concurrency, thread_name_prefix="sqsjobs-handler"
+            ),
+        ),
+        safety_margin,
+    )
+
+    def handler(event: Mapping[str, Any], context: Any) -> dict[str, list[dict[str, str]]]:
+        failures = asyncio.run(runner.invoke(event, context))
+        return {"batchItemFailures": [{"itemIdentifier": m} for m in failures]}
+
+    return handler
+
+
+class _LambdaRunner:
+    def __init__(self, store: SqsJobStore, settings: RunSettings, margin: float) -> None:
+        self._store = store
+        self._settings = settings
+        self._margin = margin
+        self._queues = {
+            url.rstrip("/").rsplit("/", 1)[-1]: q for q, url in store.queue_urls.items()
+        }
+
+    async def invoke(self, event: Mapping[str, Any], context: Any) -> list[str]:
+        """The message ids to name as failures."""
+        cutoff = _remaining(context) - self._margin if context is not None else None
+        records = [self._record(raw) for raw in event.get("Records", [])]
+        failures: list[str] = []
+        try:
+            for (queue, fifo), group in _groups(records).items():
+                run = self._in_order if fifo else self._together
+                failures += await run(queue, [r.message for r in group], cutoff)
+        finally:
+            await self._store._background.aclose()  # pending SQS work goes out with this call
+        return failures
+
+    def _record(self, raw: Mapping[str, Any]) -> Record:
+        source = str(raw.get("eventSourceARN", ""))
+        name = source.rsplit(":", 1)[-1]
+        queue = self._queues.get(name)
+        if queue is None:
+            known = ", ".join(sorted(self._queues)) or "none"
+            raise ValueError(f"Event record from {source!r}: this store's queues are {known}")
+        return Record(queue, name.endswith(".fifo"), message_from_record(raw))
+
+    async def _together(
+        self, queue: str, messages: list[Message], cutoff: float | None
+    ) -> list[str]:
+        jobs = await self._claim(queue, messages)
+        outcomes = await asyncio.gather(*(self._run(job, cutoff) for job, _ in jobs))
+        finished = {m.message_id for (_, m), o in zip(jobs, outcomes, strict=True) if o in FINISHED}
+        return [m.message_id for m in messages if m.message_id not in finished]
+
+    async def _in_order(
+        self, queue: str, messages: list[Message], cutoff: float | None
+    ) -> list[str]:
+        for index, message in enumerate(messages):
+            jobs = await self._claim(queue, [message])
+            outcome = await self._run(jobs[0][0], cutoff) if jobs else None
+            if outcome not in FINISHED:
+                return [m.message_id for m in messages[index:]]
+        return []
+
+    async def _claim(self, queue: str, messages: list[Message]) -> list[tuple[Job, Message]]:
+        """Claim what the messages deliver; the store settles those that need no run."""
+        store = self._store
+        layout = await store._described(queue)
+        visibility = store._visibility.get(queue, 30)
+        now = self._settings.clock()
+        try:
+            jobs = await store._claim_received(
+                layout, queue, messages, self._settings.worker_id, now, visibility
+            )
+        except Exception:
+            self._settings.logger.exception(
+                "Claiming %d record(s) from %r failed; they return after their visibility",
+                len(messages), queue, extra={"event": "jobs.worker.claim_failed", "queue": queue},
+            )  # fmt: skip
+            return []
+        return [(job, self._delivered_by(job)) for job in jobs]
+
+    def _delivered_by(self, job: Job) -> Message:
+        assert job.lease_token is not None
+        delivery = self._store._deliveries.get(job.id, job.lease_token)
+        assert delivery is not None, "a claimed job is registered with its message"
+        return delivery.message
+
+    async def _run(self, job: Job, cutoff: float | None) -> Outcome | None:
+        left = None if cutoff is None else max(0.0, cutoff - time.monotonic())
+        try:
+            return await JobRun(job, self._settings, cutoff=left).execute()
+        except Exception:
+            self._settings.logger.exception(
+                "Recording the outcome of job %s failed; its message returns", job.id,
+                extra={"event": "jobs.worker.run_failed", "job_id": job.id},
+            )  # fmt: skip
+            return None
+
+
+def message_from_record(raw: Mapping[str, Any]) -> Message:
+    """The store's view of a Lambda SQS record (the same fields a receive returns)."""
+    attributes = raw.get("attributes", {})
+    return Message(
+        message_id=str(raw["messageId"]),
+        receipt_handle=str(raw["receiptHandle"]),
+        body=str(raw.get("body", "")),
+        receive_count=int(attributes.get("ApproximateReceiveCount", "1")),
+        sent_at=int(attributes.get("SentTimestamp", "0")) / 1000,
+    )
+
+
+def _groups(records: Sequence[Record]) -> dict[tuple[str, bool], list[Record]]:
+    groups: dict[tuple[str, bool], list[Record]] = {}
+    for record in records:
+        groups.setdefault((record.queue, record.fifo), []).append(record)
+    return groups
+
+
+def _remaining(context: Any) -> float:
+    """Monotonic deadline of this invocation, from the context's remaining milliseconds."""
+    return time.monotonic() + float(context.get_remaining_time_in_millis()) / 1000

@@ -1,0 +1,177 @@
+"""make_lambda_handler over real SQS records from the emulator: every outcome, FIFO, deadlines."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from sqsjobs import Backoff, JobContext, JobFatalError, JobStatus, SyncJobQueue
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws._sqs import body
+from sqsjobs.aws.lambda_ import make_lambda_handler
+
+from .conftest import Context, receive_event
+
+
+def visible(sqs: Any, url: str) -> int:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"])
+
+
+def test_successes_are_not_reported_and_left_for_lambda_to_delete(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    queue = SyncJobQueue(store)
+    jobs = [queue.enqueue("add", {"a": i, "b": 1}).job for i in range(3)]
+    handler = make_lambda_handler({"add": lambda payload: payload["a"] + payload["b"]}, store=store)
+    event = receive_event(sqs, store.queue_urls["default"], 3)
+    assert handler(event, Context()) == {"batchItemFailures": []}
+    results = [queue.get(job.id) for job in jobs]
+    assert [(j.status, j.result) for j in results if j] == [
+        (JobStatus.COMPLETED, 1),
+        (JobStatus.COMPLETED, 2),
+        (JobStatus.COMPLETED, 3),
+    ]
+    in_flight = sqs.get_queue_attributes(
+        QueueUrl=store.queue_urls["default"],
+        AttributeNames=["ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]["ApproximateNumberOfMessagesNotVisible"]
+    assert in_flight == "3"  # the handler deleted nothing: Lambda deletes what is not reported
+
+
+def test_a_retry_is_reported_and_hidden_for_its_backoff(store: SqsJobStore, sqs: Any) -> None:
+    queue = SyncJobQueue(store)
+    job = queue.enqueue("flaky").job
+
+    async def flaky(ctx: JobContext) -> None:
+        raise ConnectionError("upstream down")
+
+    handler = make_lambda_handler(
+        {"flaky": flaky}, store=store, backoff=Backoff(base=2.0, max=2.0, random=lambda: 1.0)
+    )
+    event = receive_event(sqs, store.queue_urls["default"], 1)
+    reply = handler(event, Context())
+    assert reply == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    failed = queue.get(job.id)
+    assert failed is not None and failed.status is JobStatus.DELAYED and failed.attempts == 1
+    assert failed.last_error == "ConnectionError: upstream down"
+    assert visible(sqs, store.queue_urls["default"]) == 0  # hidden for the 2 s backoff
+    time.sleep(2.2)
+    assert visible(sqs, store.queue_urls["default"]) == 1
+
+
+def test_a_dead_job_goes_to_the_dlq_and_is_not_reported(store: SqsJobStore, sqs: Any) -> None:
+    queue = SyncJobQueue(store)
+    job = queue.enqueue("charge", {"cents": -5}).job
+
+    def charge(payload: dict[str, int]) -> None:
+        raise JobFatalError("negative amount")
+
+    handler = make_lambda_handler({"charge": charge}, store=store)
+    event = receive_event(sqs, store.queue_urls["default"], 1)
+    assert handler(event, Context()) == {"batchItemFailures": []}
+    dead = queue.get(job.id)
+    assert dead is not None and dead.status is JobStatus.DEAD
+    assert visible(sqs, store.dead_letter_queue_urls["default"]) == 1
+
+
+def test_the_invocation_deadline_releases_a_long_job(store: SqsJobStore, sqs: Any) -> None:
+    queue = SyncJobQueue(store)
+    job = queue.enqueue("slow", timeout=60).job
+
+    async def slow(ctx: JobContext) -> None:
+        await asyncio.sleep(30)
+
+    handler = make_lambda_handler({"slow": slow}, store=store, safety_margin=1.0)
+    event = receive_event(sqs, store.queue_urls["default"], 1)
+    reply = handler(event, Context(remaining_ms=1_300))
+    assert reply == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    released = queue.get(job.id)
+    assert released is not None
+    assert (released.status, released.attempts, released.last_error) == (
+        JobStatus.QUEUED,
+        0,
+        "invocation deadline reached",
+    )
+    assert visible(sqs, store.queue_urls["default"]) == 1  # back at once for the next invocation
+
+
+def test_fifo_runs_in_order_and_stops_at_the_first_failure(
+    store: SqsJobStore, sqs: Any, aws_endpoint: str
+) -> None:
+    prefix = store.table_name
+    fifo_url = sqs.create_queue(
+        QueueName=f"{prefix}-orders.fifo", Attributes={"FifoQueue": "true"}
+    )["QueueUrl"]
+    producer = SyncJobQueue(store, default_queue="default")
+    jobs = [producer.enqueue("step", n, queue="default").job for n in range(3)]
+    fifo_store = SqsJobStore(
+        table_name=store.table_name,
+        queue_urls={"default": fifo_url},
+        dead_letter_queue_urls=dict(store.dead_letter_queue_urls),
+        endpoint_url=aws_endpoint,
+    )
+    for n, job in enumerate(jobs):
+        sqs.send_message(
+            QueueUrl=fifo_url, MessageBody=body(job.id, "default", job.lease),
+            MessageGroupId="orders", MessageDeduplicationId=f"{job.id}-{n}",
+        )  # fmt: skip
+    ran: list[int] = []
+
+    def step(payload: int) -> None:
+        ran.append(payload)
+        if payload == 1:
+            raise RuntimeError("step 1 failed")
+
+    handler = make_lambda_handler({"step": step}, store=fifo_store)
+    event = receive_event(sqs, fifo_url, 3)
+    reply = handler(event, Context())
+    ids = [r["messageId"] for r in event["Records"]]
+    assert ran == [0, 1]
+    assert reply == {"batchItemFailures": [{"itemIdentifier": i} for i in ids[1:]]}
+    statuses = [producer.get(job.id) for job in jobs]
+    assert [(j.status, j.attempts) for j in statuses if j] == [
+        (JobStatus.COMPLETED, 1),
+        (JobStatus.DELAYED, 1),
+        (JobStatus.QUEUED, 0),
+    ]
+    fifo_store.close()
+
+
+def test_a_malformed_record_goes_to_the_dlq_without_stopping_the_batch(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    queue = SyncJobQueue(store)
+    job = queue.enqueue("ok").job
+    sqs.send_message(QueueUrl=store.queue_urls["default"], MessageBody="not a job")
+    handler = make_lambda_handler({"ok": lambda ctx: "fine"}, store=store)
+    event = receive_event(sqs, store.queue_urls["default"], 2)
+    handler(event, Context())
+    done = queue.get(job.id)
+    assert done is not None and done.status is JobStatus.COMPLETED
+    assert visible(sqs, store.dead_letter_queue_urls["default"]) == 1
+
+
+def test_a_record_from_an_unknown_queue_is_refused(store: SqsJobStore) -> None:
+    handler = make_lambda_handler({"ok": lambda ctx: None}, store=store)
+    event = {"Records": [{"messageId": "m", "receiptHandle": "r", "body": "{}",
+                          "eventSourceARN": "arn:aws:sqs:us-east-1:1:elsewhere"}]}  # fmt: skip
+    with pytest.raises(ValueError, match="this store's queues are"):
+        handler(event, Context())
+
+
+def test_importing_the_handler_module_loads_no_asyncio_aws_stack() -> None:
+    code = (
+        "import sys, sqsjobs.aws.lambda_\n"
+        "bad = {'aioboto3', 'aiobotocore', 'aiohttp', 'click', 'rich'} & set(sys.modules)\n"
+        "print(sorted(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
