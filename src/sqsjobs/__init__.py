@@ -4,10 +4,18 @@ Producers enqueue named JSON jobs through ``JobQueue`` (async) or ``SyncJobQueue
 (blocking); ``JobWorker`` claims and runs them with bounded retries and a dead-letter
 status. ``MemoryJobStore`` keeps jobs in process; ``sqsjobs.aws.SqsJobStore`` keeps them
 in SQS and DynamoDB. This package root imports neither the AWS store nor the CLI.
+
+Values and errors load with the package; the rest loads on first use (PEP 562), so a
+Lambda function importing ``sqsjobs.aws.lambda_`` pays for neither the worker loop, the
+cron parser nor the memory store.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._backoff import Backoff, compute_backoff
-from ._cron import Cron
 from ._errors import (
     JobBatchError,
     JobConfigError,
@@ -15,13 +23,45 @@ from ._errors import (
     JobIdempotencyConflictError,
     JobTimeoutError,
 )
-from ._handlers import Handler, JobContext, JobRegistry
-from ._idempotency import job_idempotency_key
-from ._memory import MemoryJobStore
 from ._models import EnqueueRequest, EnqueueResult, Job, JobFilter, JobPage, JobStatus
-from ._queue import JobQueue, SyncJobQueue
-from ._store import JobStore, SyncJobStore
-from ._worker import JobWorker, WorkerState
+
+if TYPE_CHECKING:
+    from ._cron import Cron
+    from ._handlers import Handler, JobContext, JobRegistry
+    from ._idempotency import job_idempotency_key
+    from ._memory import MemoryJobStore
+    from ._queue import JobQueue, SyncJobQueue
+    from ._store import JobStore, SyncJobStore
+    from ._worker import JobWorker, WorkerState
+
+_LAZY = {
+    "Cron": "._cron",
+    "Handler": "._handlers",
+    "JobContext": "._handlers",
+    "JobRegistry": "._handlers",
+    "job_idempotency_key": "._idempotency",
+    "MemoryJobStore": "._memory",
+    "JobQueue": "._queue",
+    "SyncJobQueue": "._queue",
+    "JobStore": "._store",
+    "SyncJobStore": "._store",
+    "JobWorker": "._worker",
+    "WorkerState": "._worker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sqsjobs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "Backoff",

@@ -30,7 +30,9 @@ class JobStatus(StrEnum):
 class Job(BaseModel):
     """One job's record as a store last saw it (every datetime is aware UTC)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built on first validation: stores make records with model_construct, so a Lambda
+    # cold start that never validates a Job never pays for its schema.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     queue: str
