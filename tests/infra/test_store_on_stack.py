@@ -54,3 +54,35 @@ async def test_a_job_runs_to_completion_on_a_deployed_stack(
         )
     finally:
         await store.aclose()
+
+
+async def test_one_store_serves_the_queues_of_several_stacks(
+    aws_endpoint: str, stack_name: str
+) -> None:
+    main = f"{stack_name}-main"
+    table = deploy_stack(main, endpoint_url=aws_endpoint)["TableName"]
+    extra = f"{stack_name}-reports"
+    parameters = {"QueueName": "reports", "TableName": table}
+    deploy_stack(extra, template="sqsjobs-queue", parameters=parameters, endpoint_url=aws_endpoint)
+    store = SqsJobStore.from_stack(f"{main}, {extra}", endpoint_url=aws_endpoint, wait_time=1.0)
+    try:
+        assert (store.table_name, sorted(store.queue_urls)) == (table, ["default", "reports"])
+        assert sorted(store.dead_letter_queue_urls) == ["default", "reports"]
+        queue = JobQueue(store)
+        jobs = [(await queue.enqueue("a", queue=name)).job for name in ("default", "reports")]
+        worker = JobWorker(queue, {"a": lambda ctx: ctx.job.queue}, queues=["reports", "default"])
+        assert await worker.run_once() and await worker.run_once()
+        done = [await queue.get(job.id) for job in jobs]
+        assert [(j.status, j.result) for j in done if j] == [
+            (JobStatus.COMPLETED, "default"),
+            (JobStatus.COMPLETED, "reports"),
+        ]
+    finally:
+        await store.aclose()
+
+
+def test_stacks_on_different_tables_are_refused(aws_endpoint: str, stack_name: str) -> None:
+    deploy_stack(f"{stack_name}-one", endpoint_url=aws_endpoint)
+    deploy_stack(f"{stack_name}-two", endpoint_url=aws_endpoint)
+    with pytest.raises(ValueError, match="one store serves one table"):
+        SqsJobStore.from_stack(f"{stack_name}-one,{stack_name}-two", endpoint_url=aws_endpoint)

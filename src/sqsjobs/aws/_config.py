@@ -109,15 +109,35 @@ def env_arguments() -> dict[str, Any]:
 
 
 def stack_arguments(stack_name: str, transport: BotoTransport) -> dict[str, Any]:
+    """Store arguments from one stack, or several ("app,app-reports") sharing one table.
+
+    A stack from ``sqsjobs-queue.yaml`` adds a queue to the table of a ``sqsjobs.yaml``
+    stack; naming both gives one store that serves every queue.
+    """
+    arguments: dict[str, Any] = {"queue_urls": {}, "dead_letter_queue_urls": {}}
+    for name in [n.strip() for n in stack_name.split(",") if n.strip()]:
+        outputs = _stack_outputs(name, transport)
+        table = arguments.setdefault("table_name", outputs["TableName"])
+        if table != outputs["TableName"]:
+            raise ValueError(
+                f"Stacks {stack_name!r} name different tables ({table!r} and "
+                f"{outputs['TableName']!r}); one store serves one table"
+            )
+        arguments["queue_urls"].update(parse_urls(outputs["QueueUrls"], "QueueUrls"))
+        if outputs.get("DeadLetterQueueUrls"):
+            dead = parse_urls(outputs["DeadLetterQueueUrls"], "DeadLetterQueueUrls")
+            arguments["dead_letter_queue_urls"].update(dead)
+    if "table_name" not in arguments:
+        raise ValueError(f"No stack named in {stack_name!r}")
+    if not arguments["dead_letter_queue_urls"]:
+        del arguments["dead_letter_queue_urls"]
+    return arguments
+
+
+def _stack_outputs(stack_name: str, transport: BotoTransport) -> dict[str, str]:
     reply = transport(Call("cloudformation", "describe_stacks", {"StackName": stack_name}))
     outputs = {o["OutputKey"]: o["OutputValue"] for o in reply["Stacks"][0].get("Outputs", [])}
     missing = sorted(set(STACK_OUTPUTS) - set(outputs))
     if missing:
         raise ValueError(f"Stack {stack_name!r} has no output(s) {', '.join(missing)}")
-    arguments: dict[str, Any] = {"table_name": outputs["TableName"]}
-    arguments["queue_urls"] = parse_urls(outputs["QueueUrls"], "QueueUrls")
-    if outputs.get("DeadLetterQueueUrls"):
-        arguments["dead_letter_queue_urls"] = parse_urls(
-            outputs["DeadLetterQueueUrls"], "DeadLetterQueueUrls"
-        )
-    return arguments
+    return outputs
