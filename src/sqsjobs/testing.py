@@ -87,6 +87,17 @@ class RequestCounts:
     dynamodb_writes: int
     dynamodb_reads: int
 
+    @classmethod
+    def none(cls) -> RequestCounts:
+        return cls(Counter(), 0, 0)
+
+    def __add__(self, other: RequestCounts) -> RequestCounts:
+        return RequestCounts(
+            self.requests + other.requests,
+            self.dynamodb_writes + other.dynamodb_writes,
+            self.dynamodb_reads + other.dynamodb_reads,
+        )
+
     def __sub__(self, earlier: RequestCounts) -> RequestCounts:
         return RequestCounts(
             self.requests - earlier.requests,
