@@ -150,3 +150,14 @@ def test_local_aws_serves_its_own_emulator_and_counts_requests() -> None:
     counts = counter.counts()
     assert (counts.dynamodb_writes, counts.dynamodb_reads) == (3, 1)
     assert counts.requests[("dynamodb", "CreateTable")] == 1
+
+
+def test_the_endpoint_follows_the_standard_environment(
+    aws_endpoint: str, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqsJobStore.create(prefix, endpoint_url=aws_endpoint) as made:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", aws_endpoint)
+        with SqsJobStore(table_name=made.table_name, queue_urls=made.queue_urls) as store:
+            queue = SyncJobQueue(store)
+            job = queue.enqueue("via.env").job
+            assert queue.get(job.id) == job

@@ -100,18 +100,7 @@ def claim_received(
     claim write; the other message is then judged like any duplicate.
     """
     claimed, plan = Claimed(), MessagePlan()
-    tokens: dict[str, _sqs.Token] = {}
-    extra: list[tuple[Message, str]] = []
-    firsts: list[tuple[Message, str]] = []
-    for message in messages:
-        try:
-            token = _sqs.parse_body(message.body, queue)
-        except MalformedMessage as bad:
-            claimed.malformed.append((message, str(bad)))
-            plan.dead_letters.append(message)
-            continue
-        (extra if token.job_id in tokens else firsts).append((message, token.job_id))
-        tokens.setdefault(token.job_id, token)
+    tokens, firsts, extra = _sort_out(messages, queue, claimed, plan)
     calls = tuple(
         _dynamo.claim(layout.table, job_id, queue, worker_id, uuid.uuid4().hex,
                       now + tokens[job_id].lease, now)
@@ -127,6 +116,25 @@ def claim_received(
     if plan:
         yield from carry_out(plan, layout.info(queue))
     return claimed
+
+
+def _sort_out(
+    messages: Sequence[Message], queue: str, claimed: Claimed, plan: MessagePlan
+) -> tuple[dict[str, _sqs.Token], list[tuple[Message, str]], list[tuple[Message, str]]]:
+    """Tokens by job id, the first message per job, the extra ones; malformed go to the DLQ."""
+    tokens: dict[str, _sqs.Token] = {}
+    firsts: list[tuple[Message, str]] = []
+    extra: list[tuple[Message, str]] = []
+    for message in messages:
+        try:
+            token = _sqs.parse_body(message.body, queue)
+        except MalformedMessage as bad:
+            claimed.malformed.append((message, str(bad)))
+            plan.dead_letters.append(message)
+            continue
+        (extra if token.job_id in tokens else firsts).append((message, token.job_id))
+        tokens.setdefault(token.job_id, token)
+    return tokens, firsts, extra
 
 
 def _settle_message(

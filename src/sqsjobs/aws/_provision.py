@@ -13,13 +13,25 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._validation import check_queue_name
 from ._items import INDEX, TTL_ATTRIBUTE
 from ._sqs import QueueInfo
 from ._transport import AwsError, BotoTransport, Call
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import (
+        CreateTableInputTypeDef,
+        UpdateTimeToLiveInputTypeDef,
+    )
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
+    from mypy_boto3_sqs.type_defs import (
+        CreateQueueRequestTypeDef,
+        GetQueueAttributesRequestTypeDef,
+    )
 
 PREFIX = re.compile(r"[a-zA-Z0-9_-]{1,40}")
 QUEUE_RETENTION = 345_600  # 4 days, the SQS default
@@ -61,40 +73,41 @@ def sqs_name(prefix: str, queue: str, suffix: str = "") -> str:
     return f"{prefix}-{safe[:room]}-{digest}{suffix}"
 
 
-def _ensure_table(transport: BotoTransport, table: str) -> None:
-    strings = [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "gsi_pk", "gsi_sk")]
-    index = {
-        "IndexName": INDEX,
-        "KeySchema": [
-            {"AttributeName": "gsi_pk", "KeyType": "HASH"},
-            {"AttributeName": "gsi_sk", "KeyType": "RANGE"},
+def _table_definition(table: str) -> CreateTableInputTypeDef:
+    return {
+        "TableName": table,
+        "AttributeDefinitions": [
+            {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "gsi_pk", "gsi_sk")
         ],
-        "Projection": {"ProjectionType": "ALL"},
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": INDEX,
+                "KeySchema": [
+                    {"AttributeName": "gsi_pk", "KeyType": "HASH"},
+                    {"AttributeName": "gsi_sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
     }
+
+
+def _ensure_table(transport: BotoTransport, table: str) -> None:
     try:
-        transport(
-            Call("dynamodb", "create_table", {
-                "TableName": table,
-                "AttributeDefinitions": strings,
-                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-                "GlobalSecondaryIndexes": [index],
-                "BillingMode": "PAY_PER_REQUEST",
-            })
-        )  # fmt: skip
+        transport(Call("dynamodb", "create_table", _table_definition(table)))
     except AwsError as error:
         if error.code != "ResourceInUseException":
             raise
     _wait_until_active(transport, table)
     ttl = transport(Call("dynamodb", "describe_time_to_live", {"TableName": table}))
     if ttl["TimeToLiveDescription"]["TimeToLiveStatus"] not in ("ENABLED", "ENABLING"):
-        spec = {"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
-        transport(
-            Call(
-                "dynamodb",
-                "update_time_to_live",
-                {"TableName": table, "TimeToLiveSpecification": spec},
-            )
-        )
+        enable: UpdateTimeToLiveInputTypeDef = {
+            "TableName": table,
+            "TimeToLiveSpecification": {"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+        }
+        transport(Call("dynamodb", "update_time_to_live", enable))
 
 
 def _wait_until_active(transport: BotoTransport, table: str) -> None:
@@ -118,13 +131,11 @@ def _ensure_queue(
         transport, sqs_name(prefix, queue, "-dlq"),
         {"MessageRetentionPeriod": str(DEAD_LETTER_RETENTION)},
     )  # fmt: skip
-    arn = transport(
-        Call(
-            "sqs",
-            "get_queue_attributes",
-            {"QueueUrl": dead_letter_url, "AttributeNames": ["QueueArn"]},
-        )
-    )["Attributes"]["QueueArn"]
+    lookup: GetQueueAttributesRequestTypeDef = {
+        "QueueUrl": dead_letter_url,
+        "AttributeNames": ["QueueArn"],
+    }
+    arn = transport(Call("sqs", "get_queue_attributes", lookup))["Attributes"]["QueueArn"]
     policy = {"deadLetterTargetArn": arn, "maxReceiveCount": str(max_receive_count)}
     url = _create_queue(
         transport, sqs_name(prefix, queue),
@@ -137,6 +148,8 @@ def _ensure_queue(
     return QueueInfo(url, dead_letter_url, max_receive_count, float(QUEUE_RETENTION))
 
 
-def _create_queue(transport: BotoTransport, name: str, attributes: dict[str, str]) -> str:
-    reply = transport(Call("sqs", "create_queue", {"QueueName": name, "Attributes": attributes}))
-    return str(reply["QueueUrl"])
+def _create_queue(
+    transport: BotoTransport, name: str, attributes: Mapping[QueueAttributeNameType, str]
+) -> str:
+    params: CreateQueueRequestTypeDef = {"QueueName": name, "Attributes": attributes}
+    return str(transport(Call("sqs", "create_queue", params))["QueueUrl"])
