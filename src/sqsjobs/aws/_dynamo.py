@@ -45,7 +45,12 @@ LEASE_ENDED_ON_LAST_ATTEMPT = (
     f"{HOLDS_LEASE} AND #lease_until < :now AND #attempts >= #max_attempts"
 )
 # A running job whose run is gone: its lease is over (the reconciler, for redriven messages).
+# The same rule as ``lease_expired()`` on a running record, which readers check first.
 ABANDONED = "#status = :running AND #lease_until < :now"
+# Not past its retention: readers treat an expired record as absent (TTL deletes lazily).
+UNEXPIRED = "(attribute_not_exists(#expires_at) OR #expires_at > :now)"
+# Dead and not yet past its retention: what an operator may run again (retry, redrive).
+REVIVABLE = "#status = :dead AND #expires_at > :now"
 
 _NAME = re.compile(r"#(\w+)")
 
@@ -256,6 +261,24 @@ def abandoned_dead(table: str, job_id: str, error: str, now: float, expires_at: 
     )  # fmt: skip
 
 
+def revive(table: str, job_id: str, queues: Sequence[str], now: float) -> Call:
+    """Run a dead job again: queued now, attempts reset, retention and lease cleared.
+
+    ``last_error`` stays, so the record still says why it died. The condition names the
+    queues the caller can send to, so a job it could not deliver is never revived.
+    """
+    sets, values = _settled(job_id, QUEUED, now)
+    sets |= {"attempts": ":zero", "run_at": ":now"}
+    names = [f":queue{i}" for i in range(len(queues))]
+    values |= _statuses(DEAD) | {":zero": number(0)}
+    values |= {name: text(queue) for name, queue in zip(names, queues, strict=True)}
+    condition = f"{REVIVABLE} AND #queue IN ({', '.join(names)})"
+    return _update(
+        table, job_id, sets=sets, condition=condition, values=values,
+        remove=(*LEASE_FIELDS, "expires_at", "resent_at"), returns=True,
+    )  # fmt: skip
+
+
 def get(table: str, job_id: str) -> Call:
     params: GetItemInputTypeDef = {
         "TableName": table,
@@ -277,6 +300,40 @@ def query_index(
     values: Mapping[str, Any] | None = None,
 ) -> Call:
     """One page of a list-index partition, ``low <= gsi_sk <= high``, oldest first."""
+    params = _index_range(table, partition, low, high, start, filter, values)
+    params["Limit"] = limit
+    params["ScanIndexForward"] = True
+    return Call("dynamodb", "query", params)
+
+
+def count_index(
+    table: str,
+    partition: str,
+    low: str,
+    high: str,
+    *,
+    start: Mapping[str, Any] | None,
+    filter: str | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> Call:
+    """How many items of a list-index range match ``filter`` (``Select=COUNT``), one page.
+
+    A page stops after 1 MB of items read, so a large range needs ``LastEvaluatedKey``.
+    """
+    params = _index_range(table, partition, low, high, start, filter, values)
+    params["Select"] = "COUNT"
+    return Call("dynamodb", "query", params)
+
+
+def _index_range(
+    table: str,
+    partition: str,
+    low: str,
+    high: str,
+    start: Mapping[str, Any] | None,
+    filter: str | None,
+    values: Mapping[str, Any] | None,
+) -> QueryInputTypeDef:
     key = "#gsi_pk = :partition AND #gsi_sk BETWEEN :low AND :high"
     params: QueryInputTypeDef = {
         "TableName": table,
@@ -289,14 +346,12 @@ def query_index(
             ":high": text(high),
             **(values or {}),
         },
-        "Limit": limit,
-        "ScanIndexForward": True,
     }
     if filter:
         params["FilterExpression"] = filter
     if start is not None:
         params["ExclusiveStartKey"] = start
-    return Call("dynamodb", "query", params)
+    return params
 
 
 def mark_resent(table: str, job_id: str, status: JobStatus, updated_at: float, now: float) -> Call:

@@ -85,7 +85,7 @@ def _ranges(layout: Layout, filter: JobFilter, after: tuple[float, str] | None) 
 
 def _filter(filter: JobFilter, now: float) -> tuple[str, dict[str, Any]]:
     """Expired records are absent to readers, whether or not TTL has deleted them yet."""
-    clauses = ["(attribute_not_exists(#expires_at) OR #expires_at > :now)"]
+    clauses = [_dynamo.UNEXPIRED]
     values: dict[str, Any] = {":now": number(now)}
     if filter.name is not None:
         clauses.append("#name = :name")

@@ -39,13 +39,13 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
     A message whose hide or delete failed simply comes back later and is judged again.
     """
     deletes = list(plan.deletes)
-    resent = yield from _send_copies(info.url, [(m, d) for m, d in plan.resends])
+    resent = yield from send_copies(info.url, [(m, d) for m, d in plan.resends])
     deletes += [m.receipt_handle for m in resent]
     if info.dead_letter_url is None:
         deletes += [m.receipt_handle for m in plan.dead_letters]
     else:
         copies = [(m, 0) for m in plan.dead_letters]
-        moved = yield from _send_copies(info.dead_letter_url, copies)
+        moved = yield from send_copies(info.dead_letter_url, copies)
         deletes += [m.receipt_handle for m in moved]
     calls = [_sqs.change_visibility_batch(info.url, batch) for batch in _sqs.chunks(plan.hides)]
     calls += [_sqs.delete_batch(info.url, handles) for handles in _sqs.chunks(deletes)]
@@ -56,7 +56,7 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
             continue  # the message comes back at its visibility timeout and is judged again
 
 
-def _send_copies(url: str, copies: list[tuple[Message, int]]) -> Flow[list[Message]]:
+def send_copies(url: str, copies: list[tuple[Message, int]]) -> Flow[list[Message]]:
     """Send each message's body to ``url``; the messages whose copy was accepted."""
     sent: list[Message] = []
     for batch in _sqs.chunks(copies):

@@ -4,7 +4,8 @@ Two passes per queue:
 
 1. *Redriven*: messages the redrive policy moved to the DLQ (their runs kept dying, e.g.
    out of memory, before anything was recorded). A running record whose lease is over
-   is dead-lettered; the messages stay in the DLQ for inspection and redrive.
+   is dead-lettered (``_dead_letters.inspect``, shared with ``dead_letters`` and the
+   redrive); the messages stay in the DLQ for inspection and redrive.
 2. *Stale*: records that should have a message but were not claimed for longer than
    ``grace``: queued since ``updated_at``, delayed past ``run_at``, running past
    ``lease_until``. Each gets a fresh message (and ``resent_at``, so the next pass
@@ -20,13 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._lifecycle import DEAD, DELAYED, QUEUED, RUNNING, expires_at
+from .._lifecycle import DELAYED, QUEUED, RUNNING
 from .._models import Job, JobStatus
 from . import _dynamo, _sqs
-from ._claim import receive
+from ._dead_letters import peek
 from ._items import SHARDS, index_pk, number, stored_from_item
 from ._layout import Layout
-from ._sqs import MalformedMessage
 from ._transport import ConditionFailed, Flow
 
 # Which instant must be older than the grace period for a record to count as stale.
@@ -35,8 +35,7 @@ STALE_AFTER: tuple[tuple[JobStatus, str], ...] = (
     (DELAYED, "run_at"),
     (RUNNING, "lease_until"),
 )
-DLQ_BATCHES = 10  # at most 100 DLQ messages inspected per queue per pass
-DLQ_VISIBILITY = 60  # long enough not to see a message twice in one pass
+DLQ_LIMIT = 100  # DLQ messages inspected per queue per pass; the next pass sees the rest
 
 
 @dataclass(frozen=True)
@@ -58,36 +57,9 @@ def reconcile(
 
 
 def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
-    info = layout.info(queue)
-    if info.dead_letter_url is None:
-        return 0
-    limit = (
-        "its redrive policy's maxReceiveCount"
-        if info.max_receive_count is None
-        else (f"maxReceiveCount {info.max_receive_count}")
-    )
-    error = f"its message was moved to the dead-letter queue after {limit} receives"
-    expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
-    assert expiry is not None
-    dead, seen = 0, []
-    for _ in range(DLQ_BATCHES):
-        messages = yield from receive(info.dead_letter_url, _sqs.MAX_BATCH, 0, DLQ_VISIBILITY)
-        if not messages:
-            break
-        seen += [m.receipt_handle for m in messages]
-        for message in messages:
-            try:
-                job_id = _sqs.parse_body(message.body, queue).job_id
-            except MalformedMessage:
-                continue
-            try:
-                yield _dynamo.abandoned_dead(layout.table, job_id, error, now, expiry)
-            except ConditionFailed:
-                continue  # finished, still owned by a live run, or waiting (see _dynamo)
-            dead += 1
-    for batch in _sqs.chunks(seen):  # leave them visible for inspection and redrive
-        yield _sqs.change_visibility_batch(info.dead_letter_url, [(h, 0) for h in batch])
-    return dead
+    """Peek at the DLQ (``_dead_letters.inspect`` settles abandoned records); count them."""
+    found = yield from peek(layout, queue, now, DLQ_LIMIT, wait=0)
+    return sum(item.reconciled for item in found)
 
 
 def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:

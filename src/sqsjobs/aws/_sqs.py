@@ -25,11 +25,13 @@ from .._validation import QUEUE_NAME
 from ._transport import Call
 
 if TYPE_CHECKING:
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
     from mypy_boto3_sqs.type_defs import (
         ChangeMessageVisibilityBatchRequestTypeDef,
         ChangeMessageVisibilityRequestTypeDef,
         DeleteMessageBatchRequestTypeDef,
         DeleteMessageRequestTypeDef,
+        GetQueueAttributesRequestTypeDef,
         ReceiveMessageRequestTypeDef,
         SendMessageBatchRequestTypeDef,
         SendMessageRequestTypeDef,
@@ -238,6 +240,11 @@ def change_visibility_batch(url: str, entries: Sequence[tuple[str, int]]) -> Cal
         ],
     }
     return Call("sqs", "change_message_visibility_batch", params)
+
+
+def queue_attributes(url: str, names: Sequence[QueueAttributeNameType]) -> Call:
+    params: GetQueueAttributesRequestTypeDef = {"QueueUrl": url, "AttributeNames": list(names)}
+    return Call("sqs", "get_queue_attributes", params)
 
 
 def visibility_for(lease: float) -> int:

@@ -29,10 +29,13 @@ from .._validation import dump_json, plain_json
 from . import _claim, _flows, _settle, _sqs
 from ._background import Background
 from ._config import StoreSettings
+from ._dead_letters import DeadLetter, dead_letters
 from ._deliveries import DeliveryMap
 from ._layout import Layout, describe_queue
 from ._listing import list_jobs
+from ._operations import Progress, RedriveReport, redrive, retry
 from ._reconcile import ReconcileReport, reconcile
+from ._stats import QueueStats, stats
 from ._sync import SqsSyncView
 from ._transport import AwsError, BotoTransport, Call, Flow, Reply, adrive, drive, public_error
 
@@ -190,6 +193,13 @@ class SqsJobStore:
             self._layout = self._layout.with_info(queue, await self._run(flow))
         return self._layout
 
+    async def _all_described(self, queues: Sequence[str] | None) -> tuple[Layout, list[str]]:
+        """``queues`` (default: all, sorted), each described; for the operator calls."""
+        names = list(queues) if queues is not None else sorted(self._layout.queue_urls)
+        for queue in names:
+            await self._described(queue)
+        return self._layout, names
+
     # -- producer ------------------------------------------------------------------------
 
     async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
@@ -319,16 +329,36 @@ class SqsJobStore:
         flow = _settle.release(self._layout, delivery, job_id, lease_token, error, now)
         return await self._run(flow)
 
-    # -- reconciler ----------------------------------------------------------------------
+    # -- operators: the reconciler, dead letters, stats ----------------------------------
 
     async def reconcile(
         self, *, grace: float = 900.0, queues: Sequence[str] | None = None
     ) -> ReconcileReport:
         """Re-send lost messages, dead-letter redriven jobs; see ``_reconcile``."""
-        names = list(queues) if queues is not None else sorted(self._layout.queue_urls)
-        for queue in names:
-            await self._described(queue)
-        return await self._run(reconcile(self._layout, names, self._clock(), grace))
+        layout, names = await self._all_described(queues)
+        return await self._run(reconcile(layout, names, self._clock(), grace))
+
+    async def retry(self, job_id: str, now: float) -> bool:
+        """Run a dead job again (attempts reset); False if unknown, expired or not dead."""
+        return await self._run(retry(self._layout, job_id, now))
+
+    async def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
+        """Up to ``limit`` messages of the DLQs, with their jobs; see ``_dead_letters``."""
+        layout, names = await self._all_described(None if queue is None else [queue])
+        return await self._run(dead_letters(layout, names, self._clock(), limit))
+
+    async def redrive(
+        self, queue: str | None = None, *, limit: int | None = None,
+        on_progress: Progress | None = None,
+    ) -> RedriveReport:  # fmt: skip
+        """Send the jobs in the DLQs back to their queues; see ``_operations``."""
+        layout, names = await self._all_described(None if queue is None else [queue])
+        return await self._run(redrive(layout, names, self._clock(), limit, on_progress))
+
+    async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
+        """Per queue: jobs by status and SQS depths; see ``_stats``."""
+        layout, names = await self._all_described(queues)
+        return await self._run(stats(layout, names, self._clock()))
 
     # -- closing -------------------------------------------------------------------------
 

@@ -11,16 +11,20 @@ from typing import TYPE_CHECKING
 
 from .._models import EnqueueResult, Job, JobFilter, JobPage
 from . import _flows
-from ._layout import describe_queue
+from ._dead_letters import DeadLetter, dead_letters
+from ._layout import Layout, describe_queue
 from ._listing import list_jobs
+from ._operations import Progress, RedriveReport, redrive, retry
 from ._reconcile import ReconcileReport, reconcile
+from ._stats import QueueStats, stats
 
 if TYPE_CHECKING:
     from ._store import SqsJobStore
 
 
 class SqsSyncView:
-    """``SyncJobStore`` over boto3, plus the reconciler for the CLI's periodic pass."""
+    """``SyncJobStore`` over boto3, plus the operator calls (reconcile, retry, dead letters,
+    redrive, stats) for the CLI and scripts."""
 
     def __init__(self, store: SqsJobStore) -> None:
         self._store = store
@@ -39,19 +43,35 @@ class SqsSyncView:
     def cancel(self, job_id: str, now: float) -> bool:
         return self._store._run_sync(_flows.cancel(self._store._layout, job_id, now))
 
-    def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
-        flow = list_jobs(self._store._layout, filter, limit, cursor, now)
-        return self._store._run_sync(flow)
-
     def reconcile(
         self, *, grace: float = 900.0, queues: Sequence[str] | None = None
     ) -> ReconcileReport:
         """Blocking twin of ``SqsJobStore.reconcile``."""
-        store = self._store
-        names = list(queues) if queues is not None else sorted(store._layout.queue_urls)
-        for queue in names:
-            self.describe(queue)
-        return store._run_sync(reconcile(store._layout, names, store._clock(), grace))
+        layout, names = self._all_described(queues)
+        return self._store._run_sync(reconcile(layout, names, self._store._clock(), grace))
+
+    def retry(self, job_id: str, now: float) -> bool:
+        """Blocking twin of ``SqsJobStore.retry``."""
+        return self._store._run_sync(retry(self._store._layout, job_id, now))
+
+    def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
+        """Blocking twin of ``SqsJobStore.dead_letters``."""
+        layout, names = self._all_described(None if queue is None else [queue])
+        return self._store._run_sync(dead_letters(layout, names, self._store._clock(), limit))
+
+    def redrive(
+        self, queue: str | None = None, *, limit: int | None = None,
+        on_progress: Progress | None = None,
+    ) -> RedriveReport:  # fmt: skip
+        """Blocking twin of ``SqsJobStore.redrive``."""
+        layout, names = self._all_described(None if queue is None else [queue])
+        flow = redrive(layout, names, self._store._clock(), limit, on_progress)
+        return self._store._run_sync(flow)
+
+    def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
+        """Blocking twin of ``SqsJobStore.stats``."""
+        layout, names = self._all_described(queues)
+        return self._store._run_sync(stats(layout, names, self._store._clock()))
 
     def describe(self, queue: str) -> None:
         """Learn ``queue``'s redrive policy and retention, once."""
@@ -60,3 +80,14 @@ class SqsSyncView:
             url = store._layout.url(queue)
             flow = describe_queue(url, store._layout.dead_letter_urls.get(queue))
             store._layout = store._layout.with_info(queue, store._run_sync(flow))
+
+    def _all_described(self, queues: Sequence[str] | None) -> tuple[Layout, list[str]]:
+        names = list(queues) if queues is not None else sorted(self._store._layout.queue_urls)
+        for queue in names:
+            self.describe(queue)
+        return self._store._layout, names
+
+    # Last, so that ``list`` in the annotations above is the builtin, not this method.
+    def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        flow = list_jobs(self._store._layout, filter, limit, cursor, now)
+        return self._store._run_sync(flow)

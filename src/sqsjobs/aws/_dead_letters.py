@@ -1,0 +1,185 @@
+"""Dead-letter queues: read what they hold without removing it, and settle what it says.
+
+A job queue's DLQ holds two kinds of message (SPEC §3):
+
+- copies the store sent when a job died (a fatal failure, the last attempt, a lease that
+  expired on it): the record already says ``dead``;
+- originals the queue's redrive policy moved after ``maxReceiveCount`` receives, because
+  the runs kept dying before recording anything (out of memory, say). Their record still
+  says ``running``, and once its lease is over no run owns it: ``inspect`` records it
+  ``dead`` then and there. A waiting record, or one under a live lease, is left alone:
+  its message may be a stray duplicate, and if it was the only one, the reconciler's
+  stale pass (or a redrive) sends it back.
+
+``inspect`` is the one place that rule lives; the reconciler, ``dead_letters`` and the
+redrive all call it. ``peek`` looks at a DLQ and leaves it as it was::
+
+    ReceiveMessage (hidden PEEK_VISIBILITY s) ─► GetItem per job ─► UpdateItem per abandoned
+         └─ again, until empty or ``limit`` ─► ChangeMessageVisibilityBatch(0) for them all
+
+Every receive counts in the message's ``ApproximateReceiveCount``; a DLQ has no redrive
+policy of its own, so peeking never moves anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from .._lifecycle import DEAD, RUNNING, expires_at, lease_expired
+from .._models import Job
+from .._time import utc
+from .._validation import page_limit
+from . import _dynamo, _sqs
+from ._background import hand_back_flow
+from ._claim import receive
+from ._items import Item, Stored, stored_from_item
+from ._layout import Layout
+from ._sqs import MalformedMessage, Message
+from ._transport import AwsError, ConditionFailed, Flow, Parallel
+
+PEEK_VISIBILITY = 30  # hidden long enough not to be seen twice in one pass, no longer
+OPERATOR_WAIT = 1  # a long poll asks every SQS server, so "empty" means empty
+
+
+@dataclass(frozen=True)
+class Inspected:
+    """One DLQ message, the job id its body names and that job's record, as now settled."""
+
+    message: Message
+    job_id: str | None  # None: the body is not a delivery token for this queue
+    stored: Stored | None  # None: no record, or one past its retention
+    reconciled: bool = False  # this inspection recorded the job dead (moved by redrive policy)
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A message in a queue's DLQ, and the job it names as its record now stands.
+
+    ``job_id`` is ``None`` when the body is not a delivery token for ``queue`` (a foreign
+    or corrupt message), ``job`` when no live record has that id. ``receive_count`` is
+    SQS's, earlier peeks included; ``sent_at`` is the first send to the job queue, since
+    a DLQ keeps the original message's timestamp (a copy the store sent keeps its own).
+    """
+
+    queue: str
+    message_id: str
+    job_id: str | None
+    job: Job | None
+    receive_count: int
+    sent_at: datetime
+
+
+def dead_letters(
+    layout: Layout, queues: Sequence[str], now: float, limit: int
+) -> Flow[list[DeadLetter]]:
+    """Up to ``limit`` (1..1000) DLQ messages of ``queues``, in queue order; none removed."""
+    limit = page_limit(limit)
+    letters: list[DeadLetter] = []
+    for queue in queues:
+        if len(letters) >= limit:
+            break
+        found = yield from peek(layout, queue, now, limit - len(letters), OPERATOR_WAIT)
+        letters += [_letter(queue, item) for item in found]
+    return letters
+
+
+def _letter(queue: str, item: Inspected) -> DeadLetter:
+    message = item.message
+    return DeadLetter(
+        queue=queue,
+        message_id=message.message_id,
+        job_id=item.job_id,
+        job=None if item.stored is None else item.stored.job,
+        receive_count=message.receive_count,
+        sent_at=utc(message.sent_at),
+    )
+
+
+def peek(layout: Layout, queue: str, now: float, limit: int, wait: int) -> Flow[list[Inspected]]:
+    """Up to ``limit`` messages of ``queue``'s DLQ, inspected, then made visible again."""
+    url = layout.info(queue).dead_letter_url
+    if url is None:
+        return []
+    found: list[Inspected] = []
+    while len(found) < limit:
+        size = min(_sqs.MAX_BATCH, limit - len(found))
+        messages = yield from receive(url, size, wait, PEEK_VISIBILITY)
+        if not messages:
+            break
+        found += yield from inspect(layout, queue, messages, now)
+    yield from hand_back_flow(url, [item.message for item in found])
+    return found
+
+
+def inspect(
+    layout: Layout, queue: str, messages: Sequence[Message], now: float
+) -> Flow[list[Inspected]]:
+    """Read the records ``messages`` name (at once); settle the abandoned ones."""
+    named = [(message, job_id(message, queue)) for message in messages]
+    records = yield from _read(layout.table, sorted({i for _, i in named if i is not None}), now)
+    reconciled: set[str] = set()
+    for found, stored in list(records.items()):
+        if _abandoned(stored, now):
+            records[found], settled = yield from _dead_letter(layout, queue, found, now)
+            if settled:
+                reconciled.add(found)
+    return [
+        Inspected(message, found, None if found is None else records[found], found in reconciled)
+        for message, found in named
+    ]
+
+
+def job_id(message: Message, queue: str) -> str | None:
+    try:
+        return _sqs.parse_body(message.body, queue).job_id
+    except MalformedMessage:
+        return None
+
+
+def live(item: Item | None, now: float) -> Stored | None:
+    """The record in ``item``, unless there is none or its retention has ended."""
+    stored = None if item is None else stored_from_item(item)
+    return None if stored is None or stored.expired(now) else stored
+
+
+def _abandoned(stored: Stored | None, now: float) -> bool:
+    """Running with its lease over: ``_dynamo.ABANDONED``, judged before writing."""
+    if stored is None or stored.job.status is not RUNNING:
+        return False
+    lease_until = stored.job.lease_until
+    return lease_expired(None if lease_until is None else lease_until.timestamp(), now)
+
+
+def _read(table: str, job_ids: Sequence[str], now: float) -> Flow[dict[str, Stored | None]]:
+    """Consistent reads, sent at once (``GetItem``: the workers' IAM policy allows it)."""
+    if not job_ids:
+        return {}
+    replies = yield Parallel(tuple(_dynamo.get(table, job_id) for job_id in job_ids))
+    records: dict[str, Stored | None] = {}
+    for job_id, reply in zip(job_ids, replies, strict=True):
+        if isinstance(reply, AwsError):
+            raise reply
+        records[job_id] = live(reply.get("Item"), now)
+    return records
+
+
+def _dead_letter(
+    layout: Layout, queue: str, job_id: str, now: float
+) -> Flow[tuple[Stored | None, bool]]:
+    """Record an abandoned job dead; the record as it then is, and whether this did it."""
+    expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
+    assert expiry is not None
+    call = _dynamo.abandoned_dead(layout.table, job_id, _redriven_error(layout, queue), now, expiry)
+    try:
+        reply = yield call
+    except ConditionFailed as refused:  # it moved since it was read
+        return live(refused.item, now), False
+    return stored_from_item(reply["Attributes"]), True
+
+
+def _redriven_error(layout: Layout, queue: str) -> str:
+    count = layout.info(queue).max_receive_count
+    limit = "its redrive policy's maxReceiveCount" if count is None else f"maxReceiveCount {count}"
+    return f"its message was moved to the dead-letter queue after {limit} receives"

@@ -1,0 +1,197 @@
+"""Operator flows that run dead jobs again: ``retry`` one by id, ``redrive`` a whole DLQ.
+
+Both revive the record first (one conditional ``UpdateItem``: dead and within its
+retention → queued now, attempts reset, ``last_error`` kept), then send its message.
+A crash between the two leaves a queued record without a message, which the
+reconciler's stale pass re-sends; the reverse order could run a job its record still
+calls dead.
+
+A redrive takes DLQ messages ten at a time and never deletes one before its job is
+safely back in the job queue::
+
+    ReceiveMessage ─► GetItem per job ─► UpdateItem per dead job ─► SendMessageBatch (job queue)
+                                                                   └─► DeleteMessageBatch (DLQ)
+
+Per message, as its record stands (``judge``):
+
+    dead                              ──► revive, send, delete
+    queued, delayed or running        ──► send (it may be the job's only message), delete
+    completed, cancelled, missing,
+    or a job this redrive already sent ──► delete (discarded)
+    body not a token for this queue   ──► leave in the DLQ (skipped)
+
+A running record whose lease is over was recorded dead by ``inspect`` just before, as
+SPEC §3 asks of messages the redrive policy moved, and is revived like any dead one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .._errors import JobConfigError
+from .._lifecycle import DEAD, TERMINAL
+from .._models import Job
+from . import _dynamo, _sqs
+from ._background import hand_back_flow
+from ._claim import receive
+from ._dead_letters import OPERATOR_WAIT, PEEK_VISIBILITY, Inspected, inspect, live
+from ._items import stored_from_item
+from ._layout import Layout
+from ._messages import send_copies
+from ._sqs import Message
+from ._transport import AwsError, ConditionFailed, Flow
+
+
+def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
+    """Revive a dead job and send its message; False if unknown, expired or not dead.
+
+    Raises:
+        JobConfigError: the job is dead but its queue has no SQS queue in this store;
+            nothing was written.
+    """
+    try:
+        reply = yield _dynamo.revive(layout.table, job_id, sorted(layout.queue_urls), now)
+    except ConditionFailed as refused:
+        stored = live(refused.item, now)
+        if stored is not None and stored.job.status is DEAD:
+            layout.url(stored.job.queue)  # refused for its queue: say which one
+        return False
+    job = stored_from_item(reply["Attributes"]).job
+    yield _sqs.send(layout.url(job.queue), _sqs.body(job.id, job.queue, job.lease))
+    return True
+
+
+@dataclass(frozen=True)
+class RedriveReport:
+    """What a redrive did with each DLQ message it took (see ``_operations``)."""
+
+    redriven: int  # sent back to its job queue (a dead job first revived), then deleted
+    discarded: int  # deleted: its job finished, is gone, or was already sent back
+    skipped: int  # left in the DLQ: not a delivery token for its queue, or not sent back
+
+    @property
+    def total(self) -> int:
+        return self.redriven + self.discarded + self.skipped
+
+
+Progress = Callable[[RedriveReport], None]
+FINISHED = TERMINAL - {DEAD}  # nothing left to run: their DLQ messages can go
+
+
+class Verdict(Enum):
+    REVIVE = "revive"
+    SEND = "send"
+    DISCARD = "discard"
+    SKIP = "skip"
+
+
+@dataclass
+class _Run:
+    """A redrive in progress: counts so far, and the jobs already sent back."""
+
+    limit: int | None
+    on_progress: Progress | None
+    redriven: int = 0
+    discarded: int = 0
+    skipped: int = 0
+    sent: set[str] = field(default_factory=set)
+
+    @property
+    def report(self) -> RedriveReport:
+        return RedriveReport(self.redriven, self.discarded, self.skipped)
+
+    def room(self) -> int:
+        """How many messages the next receive may take."""
+        left = _sqs.MAX_BATCH if self.limit is None else self.limit - self.report.total
+        return min(_sqs.MAX_BATCH, left)
+
+    def add(self, redriven: int, discarded: int, skipped: int) -> None:
+        self.redriven += redriven
+        self.discarded += discarded
+        self.skipped += skipped
+        if self.on_progress is not None:
+            self.on_progress(self.report)
+
+
+def redrive(
+    layout: Layout,
+    queues: Sequence[str],
+    now: float,
+    limit: int | None,
+    on_progress: Progress | None = None,
+) -> Flow[RedriveReport]:
+    """Send the jobs of up to ``limit`` DLQ messages (all if ``None``) back to their queues."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise JobConfigError("invalid_option", f"Invalid limit {limit!r}: must be an int >= 1")
+    run = _Run(limit, on_progress)
+    for queue in queues:
+        url = layout.info(queue).dead_letter_url
+        if url is None:
+            continue
+        left: list[Message] = []
+        while run.room() > 0:
+            messages = yield from receive(url, run.room(), OPERATOR_WAIT, PEEK_VISIBILITY)
+            if not messages:
+                break
+            found = yield from inspect(layout, queue, messages, now)
+            left += yield from _batch(layout, queue, url, found, run, now)
+        yield from hand_back_flow(url, left)  # skipped ones are visible again at once
+    return run.report
+
+
+def judge(job_id: str | None, stored_job: Job | None, queue: str, sent: set[str]) -> Verdict:
+    """What a DLQ message needs, given the record its body names (``None``: no record)."""
+    if job_id is None:
+        return Verdict.SKIP
+    if stored_job is None or stored_job.status in FINISHED or job_id in sent:
+        return Verdict.DISCARD
+    if stored_job.queue != queue:
+        return Verdict.SKIP  # its record belongs elsewhere: not this redrive's to send
+    return Verdict.REVIVE if stored_job.status is DEAD else Verdict.SEND
+
+
+def _batch(
+    layout: Layout, queue: str, url: str, found: Sequence[Inspected], run: _Run, now: float
+) -> Flow[list[Message]]:
+    """Settle one received batch; the messages left in the DLQ."""
+    sends: list[tuple[Message, int]] = []
+    deletes: list[str] = []
+    left: list[Message] = []
+    for item in found:
+        verdict, job = yield from _decide(layout, queue, item, run.sent, now)
+        if verdict is Verdict.SEND and job is not None:
+            sends.append((item.message, _sqs.send_delay(job.run_at.timestamp(), now)))
+            run.sent.add(job.id)
+        elif verdict is Verdict.DISCARD:
+            deletes.append(item.message.receipt_handle)
+        else:
+            left.append(item.message)
+    back = yield from send_copies(layout.url(queue), sends)
+    left += [message for message, _ in sends if message not in back]
+    for handles in _sqs.chunks(deletes + [message.receipt_handle for message in back]):
+        with contextlib.suppress(AwsError):  # still in the DLQ: the next redrive discards it
+            yield _sqs.delete_batch(url, handles)
+    run.add(len(back), len(deletes), len(found) - len(back) - len(deletes))
+    return left
+
+
+def _decide(
+    layout: Layout, queue: str, item: Inspected, sent: set[str], now: float
+) -> Flow[tuple[Verdict, Job | None]]:
+    """The verdict for ``item``, reviving a dead job: then its message is to be sent."""
+    job = None if item.stored is None else item.stored.job
+    verdict = judge(item.job_id, job, queue, sent)
+    if verdict is not Verdict.REVIVE:
+        return verdict, job
+    assert item.job_id is not None
+    try:
+        reply = yield _dynamo.revive(layout.table, item.job_id, [queue], now)
+    except ConditionFailed as refused:  # it changed since it was read: judge it as it is
+        stored = live(refused.item, now)
+        job = None if stored is None else stored.job
+        again = judge(item.job_id, job, queue, sent)
+        return (Verdict.SKIP if again is Verdict.REVIVE else again), job
+    return Verdict.SEND, stored_from_item(reply["Attributes"]).job

@@ -1,0 +1,116 @@
+"""``stats``: per queue, how many jobs are in each status, and what SQS holds.
+
+Counts come from the list index (see ``_items``): a queue's jobs in one status are a key
+range of each of that status's ``SHARDS`` partitions, so a queue costs one
+``Query(Select=COUNT)`` per (status, shard), all sent at once, plus a page more wherever
+a range holds over 1 MB of items. Terminal records past their retention are still in
+the table until TTL deletes them (up to days late); a filter leaves them out, as every
+reader does. Waiting and running records never carry an expiry, so their ranges need
+no filter. A ``COUNT`` query still reads every item it counts, so the cost grows with
+the records kept, completed ones included.
+
+The depths are SQS's approximate counts (``GetQueueAttributes``): visible, in flight
+(received, not yet deleted), delayed, and visible in the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from .._lifecycle import TERMINAL
+from .._models import JobStatus
+from . import _dynamo, _sqs
+from ._items import SHARDS, index_pk, number
+from ._layout import Layout
+from ._transport import AwsError, Call, Flow, Parallel, Reply
+
+VISIBLE: Final = "ApproximateNumberOfMessages"
+IN_FLIGHT: Final = "ApproximateNumberOfMessagesNotVisible"
+DELAYED_MESSAGES: Final = "ApproximateNumberOfMessagesDelayed"
+DEPTHS: Final = (VISIBLE, IN_FLIGHT, DELAYED_MESSAGES)
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """One queue: its jobs by status (every status, zeros too) and its SQS depths."""
+
+    queue: str
+    counts: Mapping[JobStatus, int]
+    messages: int  # visible now
+    in_flight: int  # received and neither deleted nor visible again yet
+    delayed: int  # sent with a delay that has not yet passed
+    dead_letter_messages: int | None  # visible in its DLQ; None: the queue has none
+
+
+@dataclass(frozen=True)
+class _Range:
+    queue: str
+    status: JobStatus
+    shard: int
+    start: Mapping[str, Any] | None = None
+
+
+def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueStats]]:
+    counts = yield from _count(layout.table, queues, now)
+    calls: list[Call] = []
+    for queue in queues:
+        info = layout.info(queue)
+        calls.append(_sqs.queue_attributes(info.url, DEPTHS))
+        if info.dead_letter_url is not None:
+            calls.append(_sqs.queue_attributes(info.dead_letter_url, [VISIBLE]))
+    replies = iter(_checked((yield Parallel(tuple(calls)))))
+    found: list[QueueStats] = []
+    for queue in queues:
+        depth = _attributes(next(replies))
+        dead_letters = None
+        if layout.info(queue).dead_letter_url is not None:
+            dead_letters = _attributes(next(replies))[VISIBLE]
+        found.append(
+            QueueStats(
+                queue, counts[queue], depth[VISIBLE], depth[IN_FLIGHT], depth[DELAYED_MESSAGES],
+                dead_letters,
+            )
+        )  # fmt: skip
+    return found
+
+
+def _count(table: str, queues: Sequence[str], now: float) -> Flow[dict[str, dict[JobStatus, int]]]:
+    """Every (queue, status, shard) range counted at once, then further pages as needed."""
+    counts = {queue: dict.fromkeys(JobStatus, 0) for queue in queues}
+    pending = [_Range(q, status, n) for q in queues for status in JobStatus for n in range(SHARDS)]
+    while pending:
+        replies = _checked((yield Parallel(tuple(_page(table, r, now) for r in pending))))
+        more: list[_Range] = []
+        for range_, reply in zip(pending, replies, strict=True):
+            counts[range_.queue][range_.status] += int(reply.get("Count", 0))
+            start = reply.get("LastEvaluatedKey")
+            if start is not None:
+                more.append(_Range(range_.queue, range_.status, range_.shard, start))
+        pending = more
+    return counts
+
+
+def _page(table: str, range_: _Range, now: float) -> Call:
+    partition = index_pk(range_.status, range_.shard)
+    low, high = f"{range_.queue}#", f"{range_.queue}$"  # "$" sorts just after "#"
+    if range_.status not in TERMINAL:
+        return _dynamo.count_index(table, partition, low, high, start=range_.start)
+    return _dynamo.count_index(
+        table, partition, low, high, start=range_.start,
+        filter=_dynamo.UNEXPIRED, values={":now": number(now)},
+    )  # fmt: skip
+
+
+def _checked(replies: list[Reply | AwsError]) -> list[Reply]:
+    """The replies of a ``Parallel``; the first failure among them is raised."""
+    for reply in replies:
+        if isinstance(reply, AwsError):
+            raise reply
+    return [reply for reply in replies if not isinstance(reply, AwsError)]
+
+
+def _attributes(reply: Reply) -> dict[str, int]:
+    attributes = reply.get("Attributes", {})
+    return {name: int(attributes.get(name, "0")) for name in DEPTHS}

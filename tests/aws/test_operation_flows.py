@@ -1,0 +1,292 @@
+"""Pure tests of the operator flows: the sequence of AWS operations each makes, on a fake."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from sqsjobs import JobConfigError, JobStatus
+from sqsjobs.aws import (
+    DeadLetter,
+    RedriveReport,
+    _dead_letters,
+    _operations,
+    _reconcile,
+    _sqs,
+    _stats,
+)
+from sqsjobs.aws._items import SHARDS
+from sqsjobs.aws._layout import Layout
+from sqsjobs.aws._transport import drive
+
+from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, prepared, refused, stored
+
+JOB = prepared({"order": 7}).job
+BODY = _sqs.body(JOB.id, "default", 30.0)
+DEAD = stored(JOB, status=JobStatus.DEAD, attempts=5, last_error="boom", expires_at=NOW + 500)
+QUEUED = stored(JOB, status=JobStatus.QUEUED, attempts=0, last_error="boom")
+
+
+def at(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+def received(*bodies: str, receive_count: int = 1) -> dict[str, Any]:
+    """A ``ReceiveMessage`` reply carrying ``bodies``."""
+    attributes = {"ApproximateReceiveCount": str(receive_count), "SentTimestamp": f"{NOW:.0f}000"}
+    return {
+        "Messages": [
+            {
+                "MessageId": f"m-{i}",
+                "ReceiptHandle": f"h-{i}",
+                "Body": body,
+                "Attributes": attributes,
+            }
+            for i, body in enumerate(bodies)
+        ]
+    }
+
+
+def sent(count: int = 1) -> dict[str, Any]:
+    return {"Successful": [{"Id": str(i)} for i in range(count)]}
+
+
+# -- retry --------------------------------------------------------------------------------
+
+
+def test_retry_revives_the_record_then_sends_its_message() -> None:
+    aws = FakeAws(update_item=[{"Attributes": QUEUED}])
+    assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
+    assert aws.operations == ["update_item", "send_message"]
+    update = aws.calls[0].params
+    assert update["ReturnValues"] == "ALL_NEW"
+    assert update["ExpressionAttributeValues"][":new_status"] == {"S": "queued"}
+    assert update["ExpressionAttributeValues"][":gsi_pk"]["S"].startswith("queued#")
+    assert aws.calls[1].params["QueueUrl"] == URL
+
+
+@pytest.mark.parametrize(
+    "item",
+    [None, QUEUED, stored(JOB, status=JobStatus.DEAD, expires_at=NOW - 1)],
+    ids=["unknown", "not dead", "expired"],
+)
+def test_a_refused_retry_sends_nothing(item: dict[str, Any] | None) -> None:
+    aws = FakeAws(update_item=[refused(item)])
+    assert not drive(_operations.retry(layout(), JOB.id, NOW), aws)
+    assert aws.operations == ["update_item"]
+
+
+def test_a_retry_refused_for_an_unknown_queue_says_so() -> None:
+    elsewhere = stored(JOB, queue="reports", status=JobStatus.DEAD, expires_at=NOW + 500)
+    aws = FakeAws(update_item=[refused(elsewhere)])
+    with pytest.raises(JobConfigError, match="'reports' has no SQS queue"):
+        drive(_operations.retry(layout(), JOB.id, NOW), aws)
+
+
+# -- redrive ------------------------------------------------------------------------------
+
+
+def redrive(aws: FakeAws, limit: int | None = None) -> RedriveReport:
+    return drive(_operations.redrive(layout(), ["default"], NOW, limit), aws)
+
+
+def test_redrive_sends_a_dead_job_back_before_deleting_its_dlq_message() -> None:
+    aws = FakeAws(
+        receive_message=[received(BODY)],
+        get_item=[{"Item": DEAD}],
+        update_item=[{"Attributes": QUEUED}],
+        send_message_batch=[sent()],
+    )
+    assert redrive(aws) == RedriveReport(redriven=1, discarded=0, skipped=0)
+    assert aws.operations == [
+        "receive_message", "get_item", "update_item", "send_message_batch",
+        "delete_message_batch", "receive_message",
+    ]  # fmt: skip
+    assert aws.calls[0].params["QueueUrl"] == DLQ
+    assert aws.calls[3].params["QueueUrl"] == URL
+    assert aws.calls[4].params["QueueUrl"] == DLQ
+    assert aws.calls[4].params["Entries"] == [{"Id": "0", "ReceiptHandle": "h-0"}]
+
+
+def test_a_message_whose_copy_was_not_sent_stays_in_the_dlq() -> None:
+    aws = FakeAws(
+        receive_message=[received(BODY)],
+        get_item=[{"Item": DEAD}],
+        update_item=[{"Attributes": QUEUED}],
+        send_message_batch=[{"Failed": [{"Id": "0"}]}],
+    )
+    assert redrive(aws) == RedriveReport(redriven=0, discarded=0, skipped=1)
+    assert aws.operations == [
+        "receive_message", "get_item", "update_item", "send_message_batch", "receive_message",
+        "change_message_visibility_batch",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "item",
+    [None, stored(JOB, status=JobStatus.COMPLETED), stored(JOB, status=JobStatus.CANCELLED),
+     stored(JOB, status=JobStatus.DEAD, expires_at=NOW - 1)],
+    ids=["missing", "completed", "cancelled", "expired"],
+)  # fmt: skip
+def test_a_message_with_nothing_left_to_run_is_deleted(item: dict[str, Any] | None) -> None:
+    aws = FakeAws(receive_message=[received(BODY)], get_item=[{"Item": item} if item else {}])
+    assert redrive(aws) == RedriveReport(redriven=0, discarded=1, skipped=0)
+    assert aws.operations == [
+        "receive_message", "get_item", "delete_message_batch", "receive_message",
+    ]  # fmt: skip
+
+
+def test_a_malformed_message_is_left_in_place_and_shown_again_at_the_end() -> None:
+    aws = FakeAws(receive_message=[received("not json")])
+    assert redrive(aws) == RedriveReport(redriven=0, discarded=0, skipped=1)
+    assert aws.operations == [
+        "receive_message", "receive_message", "change_message_visibility_batch",
+    ]  # fmt: skip
+    assert aws.calls[2].params["Entries"][0]["VisibilityTimeout"] == 0
+
+
+def test_a_waiting_job_s_message_is_sent_back_with_its_record_untouched() -> None:
+    delayed = stored(JOB, status=JobStatus.DELAYED, run_at=at(NOW + 120))
+    aws = FakeAws(
+        receive_message=[received(BODY)], get_item=[{"Item": delayed}],
+        send_message_batch=[sent()],
+    )  # fmt: skip
+    assert redrive(aws) == RedriveReport(redriven=1, discarded=0, skipped=0)
+    assert "update_item" not in aws.operations
+    assert aws.calls[2].params["Entries"][0]["DelaySeconds"] == 120
+
+
+def test_an_abandoned_run_is_recorded_dead_then_revived() -> None:
+    running = stored(JOB, status=JobStatus.RUNNING, attempts=2, lease_token="t",
+                     lease_until=at(NOW - 1))  # fmt: skip
+    aws = FakeAws(
+        receive_message=[received(BODY)],
+        get_item=[{"Item": running}],
+        update_item=[{"Attributes": DEAD}, {"Attributes": QUEUED}],
+        send_message_batch=[sent()],
+    )
+    assert redrive(aws) == RedriveReport(redriven=1, discarded=0, skipped=0)
+    first, second = (c.params for c in aws.calls if c.operation == "update_item")
+    assert first["ExpressionAttributeValues"][":new_status"] == {"S": "dead"}
+    assert second["ExpressionAttributeValues"][":new_status"] == {"S": "queued"}
+
+
+def test_two_copies_of_one_dead_job_send_it_back_once() -> None:
+    aws = FakeAws(
+        receive_message=[received(BODY, BODY)],
+        get_item=[{"Item": DEAD}],
+        update_item=[{"Attributes": QUEUED}],
+        send_message_batch=[sent()],
+    )
+    assert redrive(aws) == RedriveReport(redriven=1, discarded=1, skipped=0)
+    assert aws.operations.count("get_item") == 1
+    assert len(aws.calls[3].params["Entries"]) == 1
+    assert len(aws.calls[4].params["Entries"]) == 2
+
+
+def test_a_revive_refused_meanwhile_judges_the_record_as_it_now_is() -> None:
+    aws = FakeAws(
+        receive_message=[received(BODY)],
+        get_item=[{"Item": DEAD}],
+        update_item=[refused(stored(JOB, status=JobStatus.COMPLETED))],
+    )
+    assert redrive(aws) == RedriveReport(redriven=0, discarded=1, skipped=0)
+
+
+def test_redrive_takes_no_more_than_its_limit() -> None:
+    aws = FakeAws(receive_message=[received("x")])
+    assert redrive(aws, limit=1) == RedriveReport(redriven=0, discarded=0, skipped=1)
+    assert aws.operations == ["receive_message", "change_message_visibility_batch"]
+    assert aws.calls[0].params["MaxNumberOfMessages"] == 1
+
+
+def test_redrive_reports_progress_after_each_batch() -> None:
+    aws = FakeAws(receive_message=[received("x"), received("y")])
+    seen: list[RedriveReport] = []
+    drive(_operations.redrive(layout(), ["default"], NOW, None, seen.append), aws)
+    assert seen == [RedriveReport(0, 0, 1), RedriveReport(0, 0, 2)]
+
+
+def test_a_refused_send_leaves_the_message_in_the_dlq() -> None:
+    aws = FakeAws(
+        receive_message=[received(BODY)],
+        get_item=[{"Item": DEAD}],
+        update_item=[{"Attributes": QUEUED}],
+        send_message_batch=[failure()],
+    )
+    assert redrive(aws) == RedriveReport(redriven=0, discarded=0, skipped=1)
+    assert "delete_message_batch" not in aws.operations
+
+
+# -- dead letters and the reconciler --------------------------------------------------------
+
+
+def test_dead_letters_peeks_then_makes_every_message_visible_again() -> None:
+    aws = FakeAws(receive_message=[received(BODY, "garbage", receive_count=3)],
+                  get_item=[{"Item": DEAD}])  # fmt: skip
+    letters = drive(_dead_letters.dead_letters(layout(), ["default"], NOW, 100), aws)
+    assert aws.operations == [
+        "receive_message", "get_item", "receive_message", "change_message_visibility_batch",
+    ]  # fmt: skip
+    assert [e["VisibilityTimeout"] for e in aws.calls[3].params["Entries"]] == [0, 0]
+    assert [(d.job_id, d.receive_count) for d in letters] == [(JOB.id, 3), (None, 3)]
+    assert isinstance(letters[0], DeadLetter) and letters[0].job is not None
+    assert letters[0].job.status is JobStatus.DEAD and letters[1].job is None
+    assert letters[0].sent_at == at(NOW)
+
+
+def test_the_reconciler_reads_dlq_records_and_writes_only_abandoned_ones() -> None:
+    aws = FakeAws(receive_message=[received(BODY)], get_item=[{"Item": DEAD}])
+    report = drive(_reconcile.reconcile(layout(), ["default"], NOW, 60.0), aws)
+    assert (report.dead, report.resent) == (0, 0)
+    assert "update_item" not in aws.operations
+    assert aws.operations[:4] == [
+        "receive_message", "get_item", "receive_message", "change_message_visibility_batch",
+    ]  # fmt: skip
+    assert aws.calls[0].params["WaitTimeSeconds"] == 0  # a periodic pass never long-polls
+
+
+# -- stats --------------------------------------------------------------------------------
+
+
+def test_stats_counts_every_status_and_shard_following_pages() -> None:
+    pages = [{"Count": 1} for _ in range(6 * SHARDS)]
+    pages[0] = {"Count": 2, "LastEvaluatedKey": {"pk": {"S": "job#x"}}}
+    aws = FakeAws(
+        query=[*pages, {"Count": 3}],
+        get_queue_attributes=[
+            {"Attributes": {"ApproximateNumberOfMessages": "4",
+                            "ApproximateNumberOfMessagesNotVisible": "5",
+                            "ApproximateNumberOfMessagesDelayed": "6"}},
+            {"Attributes": {"ApproximateNumberOfMessages": "7"}},
+        ],
+    )  # fmt: skip
+    [found] = drive(_stats.stats(layout(), ["default"], NOW), aws)
+    assert aws.operations == ["query"] * (6 * SHARDS + 1) + ["get_queue_attributes"] * 2
+    assert aws.calls[-3].params["ExclusiveStartKey"] == {"pk": {"S": "job#x"}}
+    assert all(c.params["Select"] == "COUNT" for c in aws.calls if c.operation == "query")
+    assert sum(found.counts.values()) == 6 * SHARDS - 1 + 2 + 3
+    assert (found.messages, found.in_flight, found.delayed, found.dead_letter_messages) == (
+        4, 5, 6, 7,
+    )  # fmt: skip
+
+
+def test_stats_filters_out_expired_records_only_where_they_can_be() -> None:
+    aws = FakeAws()
+    drive(_stats.stats(layout(), ["default"], NOW), aws)
+    filtered = {
+        c.params["ExpressionAttributeValues"][":partition"]["S"].split("#")[0]
+        for c in aws.calls
+        if "FilterExpression" in c.params
+    }
+    assert filtered == {"completed", "dead", "cancelled"}
+
+
+def test_a_queue_without_a_dlq_has_no_dead_letter_count() -> None:
+    plain = Layout("jobs", {"default": URL}, {}, {"default": _sqs.QueueInfo(URL, None, None)})
+    aws = FakeAws()
+    [found] = drive(_stats.stats(plain, ["default"], NOW), aws)
+    assert found.dead_letter_messages is None
+    assert aws.operations.count("get_queue_attributes") == 1
