@@ -20,11 +20,13 @@ from typing import Any
 import click
 
 from ._demo import demo
+from ._dlq import dlq
 from ._enqueue import enqueue
 from ._errors import CommandFailed, one_line
 from ._infra import infra
 from ._jobs import jobs
 from ._reconcile import reconcile
+from ._stats import stats
 from ._worker import worker
 
 
@@ -59,5 +61,5 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj = CliState(debug=debug)
 
 
-for command in (worker, enqueue, jobs, reconcile, infra, demo):
+for command in (worker, enqueue, jobs, dlq, stats, reconcile, infra, demo):
     main.add_command(command)

@@ -64,7 +64,7 @@ def demo(ctx: click.Context, memory: bool, concurrency: int, timeout: float) -> 
     console.print("[bold]sqsjobs demo[/] on a local AWS emulator (SQS, DynamoDB, CloudFormation)\n")
     with deployed_demo_stack(console, wait_time=DEMO_WAIT_TIME) as stack:
         asyncio.run(_run(console, JobQueue(stack.store, backoff=DEMO_BACKOFF), options))
-        console.print(view.dead_letter_queues(stack.dead_letter_depths()))
+        console.print(view.dead_letter_queues(stack.dead_letter_depths(), stack.dead_letters()))
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import boto3  # type: ignore[import-untyped]
 from rich.console import Console
 
-from ..aws import SqsJobStore
+from ..aws import DeadLetter, SqsJobStore
 from ._emulator import demo_stack_name, emulated_aws
 from ._infra import deploy_with_progress
 
@@ -28,18 +27,12 @@ class DemoStack:
 
     def dead_letter_depths(self) -> dict[str, int]:
         """Messages waiting in each queue's DLQ, as SQS counts them."""
-        sqs = boto3.client("sqs", endpoint_url=self.endpoint_url)
-        try:
-            return {
-                queue: int(
-                    sqs.get_queue_attributes(
-                        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
-                    )["Attributes"]["ApproximateNumberOfMessages"]
-                )
-                for queue, url in self.store.dead_letter_queue_urls.items()
-            }
-        finally:
-            sqs.close()
+        depths = {found.queue: found.dead_letter_messages for found in self.store.sync.stats()}
+        return {queue: depth for queue, depth in depths.items() if depth is not None}
+
+    def dead_letters(self) -> list[DeadLetter]:
+        """What the DLQs hold, each message with its job; nothing is removed."""
+        return self.store.sync.dead_letters()
 
 
 @contextmanager

@@ -12,6 +12,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import rich.progress
 from rich.console import Console, Group, RenderableType
@@ -23,6 +24,9 @@ from .. import Job, JobStatus
 from .._log import LOGGER_NAME, Event
 from ._render import cell, counts_text, short_id, status_text, table
 from ._scenario import Enqueued, Progress
+
+if TYPE_CHECKING:
+    from ..aws import DeadLetter
 
 EVENT_STYLE: dict[str, str] = {
     Event.COMPLETE: "green",
@@ -69,12 +73,19 @@ def dead_letters(dead: Sequence[Job]) -> Group:
     return Group(*parts)
 
 
-def dead_letter_queues(depths: Mapping[str, int]) -> Text:
-    """What SQS itself holds: each dead-letter queue's depth, for redrive."""
-    lines = (
-        f"SQS dead-letter queue of {queue!r}: {depth} message(s) waiting for redrive"
-        for queue, depth in depths.items()
-    )
+def dead_letter_queues(depths: Mapping[str, int], letters: Sequence[DeadLetter]) -> Text:
+    """What SQS itself holds: each dead-letter queue's depth and the jobs its messages name."""
+    lines = []
+    for queue, depth in depths.items():
+        named = [
+            f"{letter.job.name} {short_id(letter.job.id)}" if letter.job else "not a job message"
+            for letter in letters
+            if letter.queue == queue
+        ]
+        listed = f": {', '.join(named)}" if named else ""
+        lines.append(
+            f"SQS dead-letter queue of {queue!r}: {depth} message(s) waiting for redrive{listed}"
+        )
     return Text("\n".join(lines))
 
 

@@ -1,12 +1,14 @@
-"""``sqsjobs jobs``: read and steer job records (list, show, cancel).
+"""``sqsjobs jobs``: read and steer job records (list, show, cancel, retry).
 
 These read the DynamoDB records, the source of truth, through the store's blocking face:
 one-off commands need no event loop and no asyncio clients. A job that does not exist
 (never did, or its retention ended) is a failure, exit 1, as is cancelling one that
-already finished.
+already finished or retrying one that is not dead.
 """
 
 from __future__ import annotations
+
+import time
 
 import click
 from rich.console import Console
@@ -23,7 +25,7 @@ CANCELLABLE_NAMES = ", ".join(sorted(status.value for status in CANCELLABLE))
 
 @click.group()
 def jobs() -> None:
-    """List, show and cancel jobs."""
+    """List, show, cancel and retry jobs."""
 
 
 @jobs.command(name="list")
@@ -84,6 +86,30 @@ def cancel(job_id: str, store: StoreConfig) -> None:
                 f"only {CANCELLABLE_NAMES} jobs can be cancelled"
             )
     click.echo(f"Cancelled job {job_id}")
+
+
+@jobs.command()
+@click.argument("job_id", metavar="ID")
+@store_options
+def retry(job_id: str, store: StoreConfig) -> None:
+    """Run dead job ID again: queued at once, its attempts reset, its last error kept.
+
+    Its copy in the dead-letter queue stays there; ``dlq redrive`` discards it once the
+    job has finished.
+    """
+    with store.open() as opened:
+        try:
+            retried = opened.sync.retry(job_id, time.time())
+        except JobConfigError as error:
+            raise usage_error(error) from error
+        if not retried:
+            job = SyncJobQueue(opened).get(job_id)
+            if job is None:
+                raise CommandFailed(missing(job_id))
+            raise CommandFailed(
+                f"Job {job_id} is {job.status.value}; only dead jobs can be retried"
+            )
+    click.echo(f"Retrying job {job_id}: queued again with its attempts reset")
 
 
 def missing(job_id: str) -> str:

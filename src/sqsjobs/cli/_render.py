@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.json import JSON
@@ -19,6 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import Job, JobStatus
+
+if TYPE_CHECKING:
+    from ..aws import DeadLetter, QueueStats
 
 STATUS_STYLE = {
     JobStatus.QUEUED: "cyan",
@@ -130,4 +134,61 @@ def mapping_table(title: str, key: str, value: str, rows: Mapping[str, str]) -> 
     made = table(title, key, value)
     for name, text in rows.items():
         made.add_row(name, Text(text, overflow="fold"))
+    return made
+
+
+def dead_letter_table(title: str, letters: Iterable[DeadLetter]) -> Table:
+    """One line per DLQ message: the job it names (full id, for ``jobs show``) as it stands.
+
+    A message that is no job's delivery token shows a short message id in place of the
+    job id, and the last column says why a row has no job.
+    """
+    made = table(
+        title, "queue", "job id", "name", "status", "attempts", "receives", "sent (UTC)",
+        "last_error", flexible="last_error",
+    )  # fmt: skip
+    for letter in letters:
+        made.add_row(
+            letter.queue, *_job_cells(letter), str(letter.receive_count), instant(letter.sent_at),
+            _note(letter),
+        )  # fmt: skip
+    return made
+
+
+def _job_cells(letter: DeadLetter) -> tuple[RenderableType, ...]:
+    """Job id, name, status and attempts, or what stands in for a job that is not there."""
+    job = letter.job
+    if job is not None:
+        return job.id, job.name, status_text(job.status), attempts(job)
+    if letter.job_id is None:
+        return f"message {letter.message_id[:SHORT_ID]}", "-", "", ""
+    return letter.job_id, "-", "", ""
+
+
+def _note(letter: DeadLetter) -> Text:
+    if letter.job is not None:
+        return cell(letter.job.last_error or "")
+    why = "not a job message" if letter.job_id is None else "no record (expired or never written)"
+    return Text(why, style="dim", no_wrap=True, overflow="ellipsis")
+
+
+def stats_table(found: Iterable[QueueStats]) -> Table:
+    """Per queue: records by status, then what SQS holds; numbers right-aligned.
+
+    The SQS headers take two lines, so the table fits about 110 columns.
+    """
+    made = Table(title="Jobs and messages per queue", title_justify="left", title_style="bold")
+    made.add_column("queue", no_wrap=True)
+    for status in JobStatus:
+        made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")
+    for column in ("SQS\nvisible", "SQS\nin flight", "SQS\ndelayed", "DLQ"):
+        made.add_column(column, justify="right", no_wrap=True)
+    for queue in found:
+        dead_letters = queue.dead_letter_messages
+        made.add_row(
+            queue.queue,
+            *(str(queue.counts.get(status, 0)) for status in JobStatus),
+            str(queue.messages), str(queue.in_flight), str(queue.delayed),
+            "-" if dead_letters is None else str(dead_letters),
+        )  # fmt: skip
     return made

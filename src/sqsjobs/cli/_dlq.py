@@ -1,0 +1,108 @@
+"""``sqsjobs dlq``: what the dead-letter queues hold, and sending it back (list, redrive).
+
+Both go through the store, which reads each message's job record, the source of truth:
+a message the redrive policy moved after its runs kept dying is recorded ``dead`` on the
+way (SPEC §3). ``list`` removes nothing. ``redrive`` sends each job back to its queue
+(a dead one with its attempts reset) before it deletes the DLQ message, discards the
+messages of jobs that finished or are gone, and leaves anything that is not a job
+message where it is. A queue this store does not know is bad usage (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import click
+import rich.progress
+from rich.console import Console
+
+from .. import JobConfigError
+from ._config import StoreConfig, store_options
+from ._errors import usage_error
+from ._render import dead_letter_table
+
+if TYPE_CHECKING:
+    from ..aws import RedriveReport
+
+QUEUE_HELP = "Only this queue's dead-letter queue (default: every queue's)."
+
+
+@click.group()
+def dlq() -> None:
+    """List and redrive the dead-letter queues."""
+
+
+@dlq.command(name="list")
+@click.option("--queue", "-q", help=QUEUE_HELP)
+@click.option(
+    "--limit", "-n", type=click.IntRange(1, 1000), default=100, show_default=True,
+    help="At most this many messages.",
+)  # fmt: skip
+@store_options
+def list_dead_letters(queue: str | None, limit: int, store: StoreConfig) -> None:
+    """List the messages in the dead-letter queues with their jobs; nothing is removed."""
+    with store.open() as opened:
+        try:
+            letters = opened.sync.dead_letters(queue, limit=limit)
+        except JobConfigError as error:
+            raise usage_error(error) from error
+    console = Console(highlight=False)
+    where = f"queue {queue}" if queue else "every queue"
+    console.print(dead_letter_table(f"Dead letters of {where} ({len(letters)})", letters))
+    if len(letters) == limit:
+        console.print(f"Showing the first {limit}; raise --limit (up to 1000) for more.")
+
+
+@dlq.command()
+@click.option("--queue", "-q", help=QUEUE_HELP)
+@click.option(
+    "--limit", "-n", type=click.IntRange(1), default=None,
+    help="At most this many messages  [default: all]",
+)  # fmt: skip
+@store_options
+def redrive(queue: str | None, limit: int | None, store: StoreConfig) -> None:
+    """Send the jobs in the dead-letter queues back to their queues, attempts reset."""
+    with store.open() as opened, progress(Console(stderr=True), limit) as on_progress:
+        try:
+            report = opened.sync.redrive(queue, limit=limit, on_progress=on_progress)
+        except JobConfigError as error:
+            raise usage_error(error) from error
+    click.echo(summary(report))
+
+
+def summary(report: RedriveReport) -> str:
+    return (
+        f"Redriven {report.redriven} job(s) to their queues; discarded {report.discarded} "
+        f"message(s) of finished or missing jobs; skipped {report.skipped} message(s), "
+        "left in the dead-letter queue"
+    )
+
+
+@contextmanager
+def progress(console: Console, limit: int | None) -> Iterator[Callable[[RedriveReport], None]]:
+    """A live line of counts while a redrive runs, on a terminal only (logs stay clean)."""
+    if not console.is_terminal:
+        yield lambda report: None
+        return
+    bar = rich.progress.Progress(
+        rich.progress.SpinnerColumn(),
+        rich.progress.TextColumn("[bold]redriving"),
+        rich.progress.BarColumn(),
+        rich.progress.MofNCompleteColumn(),
+        rich.progress.TimeElapsedColumn(),
+        rich.progress.TextColumn("{task.fields[counts]}"),
+        console=console,
+        transient=True,
+    )
+    task = bar.add_task("redrive", total=limit, counts="")
+
+    def update(report: RedriveReport) -> None:
+        counts = (
+            f"redriven {report.redriven}  discarded {report.discarded}  skipped {report.skipped}"
+        )
+        bar.update(task, completed=report.total, counts=counts)
+
+    with bar:
+        yield update

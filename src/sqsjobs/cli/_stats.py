@@ -1,0 +1,33 @@
+"""``sqsjobs stats``: per queue, how many jobs are in each status and what SQS holds.
+
+The counts come from the job records (terminal ones past their retention left out, as
+every reader does); the message numbers are SQS's own approximate counts, the DLQ's
+included. Seeing both side by side shows, say, a queue whose jobs wait while its
+messages do not move (no worker), or dead letters piling up.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+
+from .. import JobConfigError
+from ._config import StoreConfig, store_options
+from ._errors import usage_error
+from ._render import stats_table
+
+
+@click.command()
+@click.option(
+    "--queue", "-q", "queues", multiple=True,
+    help="Only this queue; repeat for several (default: every queue).",
+)  # fmt: skip
+@store_options
+def stats(queues: tuple[str, ...], store: StoreConfig) -> None:
+    """Show each queue's jobs by status, its SQS messages and its dead-letter queue."""
+    with store.open() as opened:
+        try:
+            found = opened.sync.stats(list(queues) or None)
+        except JobConfigError as error:
+            raise usage_error(error) from error
+    Console(highlight=False).print(stats_table(found))
