@@ -33,18 +33,18 @@ def at(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 
 
-def received(*bodies: str, receive_count: int = 1) -> dict[str, Any]:
-    """A ``ReceiveMessage`` reply carrying ``bodies``."""
+def received(*bodies: str, receive_count: int = 1, first: int = 0) -> dict[str, Any]:
+    """A ``ReceiveMessage`` reply carrying ``bodies`` (ids and handles counted from ``first``)."""
     attributes = {"ApproximateReceiveCount": str(receive_count), "SentTimestamp": f"{NOW:.0f}000"}
     return {
         "Messages": [
             {
                 "MessageId": f"m-{i}",
-                "ReceiptHandle": f"h-{i}",
+                "ReceiptHandle": f"h-{i}-{receive_count}",
                 "Body": body,
                 "Attributes": attributes,
             }
-            for i, body in enumerate(bodies)
+            for i, body in enumerate(bodies, start=first)
         ]
     }
 
@@ -107,7 +107,7 @@ def test_redrive_sends_a_dead_job_back_before_deleting_its_dlq_message() -> None
     assert aws.calls[0].params["QueueUrl"] == DLQ
     assert aws.calls[3].params["QueueUrl"] == URL
     assert aws.calls[4].params["QueueUrl"] == DLQ
-    assert aws.calls[4].params["Entries"] == [{"Id": "0", "ReceiptHandle": "h-0"}]
+    assert aws.calls[4].params["Entries"] == [{"Id": "0", "ReceiptHandle": "h-0-1"}]
 
 
 def test_a_message_whose_copy_was_not_sent_stays_in_the_dlq() -> None:
@@ -203,10 +203,23 @@ def test_redrive_takes_no_more_than_its_limit() -> None:
 
 
 def test_redrive_reports_progress_after_each_batch() -> None:
-    aws = FakeAws(receive_message=[received("x"), received("y")])
+    aws = FakeAws(receive_message=[received("x"), received("y", first=1)])
     seen: list[RedriveReport] = []
     drive(_operations.redrive(layout(), ["default"], NOW, None, seen.append), aws)
     assert seen == [RedriveReport(0, 0, 1), RedriveReport(0, 0, 2)]
+
+
+def test_a_message_met_again_in_a_long_redrive_is_handled_once() -> None:
+    """Its hide ran out while the redrive went on: it is not counted twice, and the end
+    of the pass shows it again by its latest receipt handle."""
+    aws = FakeAws(receive_message=[received("x"), received("x", receive_count=2)])
+    assert redrive(aws) == RedriveReport(redriven=0, discarded=0, skipped=1)
+    assert aws.operations == [
+        "receive_message", "receive_message", "change_message_visibility_batch",
+    ]  # fmt: skip
+    assert aws.calls[2].params["Entries"] == [
+        {"Id": "0", "ReceiptHandle": "h-0-2", "VisibilityTimeout": 0}
+    ]
 
 
 def test_a_refused_send_leaves_the_message_in_the_dlq() -> None:

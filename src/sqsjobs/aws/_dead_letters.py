@@ -103,14 +103,28 @@ def peek(layout: Layout, queue: str, now: float, limit: int, wait: int) -> Flow[
     if url is None:
         return []
     found: list[Inspected] = []
+    seen: dict[str, Message] = {}
     while len(found) < limit:
         size = min(_sqs.MAX_BATCH, limit - len(found))
-        messages = yield from receive(url, size, wait, PEEK_VISIBILITY)
+        messages = yield from receive_unseen(url, size, wait, seen)
         if not messages:
             break
         found += yield from inspect(layout, queue, messages, now)
-    yield from hand_back_flow(url, [item.message for item in found])
+    yield from hand_back_flow(url, list(seen.values()))
     return found
+
+
+def receive_unseen(url: str, size: int, wait: int, seen: dict[str, Message]) -> Flow[list[Message]]:
+    """The next DLQ messages this pass has not seen yet (none: it has seen them all).
+
+    A pass that outlasts ``PEEK_VISIBILITY`` meets its first messages again; they are
+    not handled twice, only remembered by their latest receipt handle (in ``seen``,
+    by message id), which is the one that can make them visible again at the end.
+    """
+    messages = yield from receive(url, size, wait, PEEK_VISIBILITY)
+    fresh = [message for message in messages if message.message_id not in seen]
+    seen.update((message.message_id, message) for message in messages)
+    return fresh
 
 
 def inspect(

@@ -36,8 +36,7 @@ from .._lifecycle import DEAD, TERMINAL
 from .._models import Job
 from . import _dynamo, _sqs
 from ._background import hand_back_flow
-from ._claim import receive
-from ._dead_letters import OPERATOR_WAIT, PEEK_VISIBILITY, Inspected, inspect, live
+from ._dead_letters import OPERATOR_WAIT, Inspected, inspect, live, receive_unseen
 from ._items import stored_from_item
 from ._layout import Layout
 from ._messages import send_copies
@@ -131,14 +130,16 @@ def redrive(
         url = layout.info(queue).dead_letter_url
         if url is None:
             continue
-        left: list[Message] = []
+        seen: dict[str, Message] = {}
+        left: list[str] = []
         while run.room() > 0:
-            messages = yield from receive(url, run.room(), OPERATOR_WAIT, PEEK_VISIBILITY)
+            messages = yield from receive_unseen(url, run.room(), OPERATOR_WAIT, seen)
             if not messages:
                 break
             found = yield from inspect(layout, queue, messages, now)
             left += yield from _batch(layout, queue, url, found, run, now)
-        yield from hand_back_flow(url, left)  # skipped ones are visible again at once
+        # What was skipped is visible again at once (by its latest receipt handle).
+        yield from hand_back_flow(url, [seen[message_id] for message_id in left])
     return run.report
 
 
@@ -155,8 +156,8 @@ def judge(job_id: str | None, stored_job: Job | None, queue: str, sent: set[str]
 
 def _batch(
     layout: Layout, queue: str, url: str, found: Sequence[Inspected], run: _Run, now: float
-) -> Flow[list[Message]]:
-    """Settle one received batch; the messages left in the DLQ."""
+) -> Flow[list[str]]:
+    """Settle one received batch; the ids of the messages left in the DLQ."""
     sends: list[tuple[Message, int]] = []
     deletes: list[str] = []
     left: list[Message] = []
@@ -172,10 +173,11 @@ def _batch(
     back = yield from send_copies(layout.url(queue), sends)
     left += [message for message, _ in sends if message not in back]
     for handles in _sqs.chunks(deletes + [message.receipt_handle for message in back]):
-        with contextlib.suppress(AwsError):  # still in the DLQ: the next redrive discards it
+        # A copy left in the DLQ is sent again or discarded by a later redrive.
+        with contextlib.suppress(AwsError):
             yield _sqs.delete_batch(url, handles)
-    run.add(len(back), len(deletes), len(found) - len(back) - len(deletes))
-    return left
+    run.add(len(back), len(deletes), len(left))
+    return [message.message_id for message in left]
 
 
 def _decide(
