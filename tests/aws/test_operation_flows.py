@@ -303,3 +303,10 @@ def test_a_queue_without_a_dlq_has_no_dead_letter_count() -> None:
     [found] = drive(_stats.stats(plain, ["default"], NOW), aws)
     assert found.dead_letter_messages is None
     assert aws.operations.count("get_queue_attributes") == 1
+
+
+def test_the_operator_values_are_exported_from_sqsjobs_aws() -> None:
+    import sqsjobs.aws
+
+    assert sqsjobs.aws.__all__ == sorted(sqsjobs.aws.__all__)
+    assert {"DeadLetter", "QueueStats", "RedriveReport"} <= set(sqsjobs.aws.__all__)

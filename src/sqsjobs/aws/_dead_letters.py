@@ -131,21 +131,23 @@ def inspect(
     layout: Layout, queue: str, messages: Sequence[Message], now: float
 ) -> Flow[list[Inspected]]:
     """Read the records ``messages`` name (at once); settle the abandoned ones."""
-    named = [(message, job_id(message, queue)) for message in messages]
+    named = [(message, named_job(message, queue)) for message in messages]
     records = yield from _read(layout.table, sorted({i for _, i in named if i is not None}), now)
     reconciled: set[str] = set()
-    for found, stored in list(records.items()):
+    for wanted, stored in list(records.items()):
         if _abandoned(stored, now):
-            records[found], settled = yield from _dead_letter(layout, queue, found, now)
+            records[wanted], settled = yield from _dead_letter(layout, queue, wanted, now)
             if settled:
-                reconciled.add(found)
+                reconciled.add(wanted)
     return [
-        Inspected(message, found, None if found is None else records[found], found in reconciled)
-        for message, found in named
-    ]
+        Inspected(message, wanted, None if wanted is None else records[wanted],
+                  wanted in reconciled)
+        for message, wanted in named
+    ]  # fmt: skip
 
 
-def job_id(message: Message, queue: str) -> str | None:
+def named_job(message: Message, queue: str) -> str | None:
+    """The job id a DLQ message of ``queue`` names; None if it is no delivery token."""
     try:
         return _sqs.parse_body(message.body, queue).job_id
     except MalformedMessage:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final
 
 from .._lifecycle import TERMINAL
@@ -53,6 +54,7 @@ class _Range:
 
 
 def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueStats]]:
+    """Count first, then read every queue's and DLQ's depths at once."""
     counts = yield from _count(layout.table, queues, now)
     calls: list[Call] = []
     for queue in queues:
@@ -69,10 +71,14 @@ def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueS
             dead_letters = _attributes(next(replies))[VISIBLE]
         found.append(
             QueueStats(
-                queue, counts[queue], depth[VISIBLE], depth[IN_FLIGHT], depth[DELAYED_MESSAGES],
-                dead_letters,
+                queue=queue,
+                counts=MappingProxyType(counts[queue]),
+                messages=depth[VISIBLE],
+                in_flight=depth[IN_FLIGHT],
+                delayed=depth[DELAYED_MESSAGES],
+                dead_letter_messages=dead_letters,
             )
-        )  # fmt: skip
+        )
     return found
 
 
