@@ -273,3 +273,14 @@ async def test_a_claim_cancelled_after_receiving_releases_what_it_claimed(
     )  # fmt: skip
     [job] = await store.claim("default", "w", time.time(), wait=1)
     assert (job.id, job.attempts) == (enqueued.id, 1)
+
+
+async def test_a_refused_heartbeat_forgets_the_claim(store: SqsJobStore) -> None:
+    await JobQueue(store).enqueue("short", lease=1)
+    [job] = await store.claim("default", "w", time.time())
+    token = job.lease_token or ""
+    assert store._deliveries.get(job.id, token) is not None
+    await asyncio.sleep(1.2)
+    now = time.time()
+    assert not await store.heartbeat(job.id, token, now + 1, now)
+    assert store._deliveries.get(job.id, token) is None

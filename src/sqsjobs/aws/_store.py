@@ -302,7 +302,10 @@ class SqsJobStore:
     ) -> bool:
         delivery = self._deliveries.get(job_id, lease_token)
         flow = _settle.heartbeat(self._layout, delivery, job_id, lease_token, lease_until, now)
-        return await self._run(flow)
+        held = await self._run(flow)
+        if not held:  # the lease is lost: no outcome will be recorded under this claim
+            self._deliveries.pop(job_id, lease_token)
+        return held
 
     async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
         text = None if result is None else dump_json(plain_json(result, "result"))
