@@ -33,10 +33,10 @@ async def _visible(harness: Harness, job: Job) -> bool:
 async def test_completed_and_cancelled_records_expire_after_retention(harness: Harness) -> None:
     completed = await _keyed(harness, "done", JobStatus.COMPLETED)
     cancelled = await _keyed(harness, "gone", JobStatus.CANCELLED)
-    await harness.advance(RETENTION / 2)
+    await harness.advance(0.5)
     assert await _visible(harness, completed)
     assert await _visible(harness, cancelled)
-    await harness.advance(RETENTION / 2 + 0.2)
+    await harness.advance(RETENTION - 0.5 + 0.2)
     assert not await _visible(harness, completed)
     assert not await _visible(harness, cancelled)
 
