@@ -101,13 +101,17 @@ def claim_received(
     """
     claimed, plan = Claimed(), MessagePlan()
     tokens, firsts, extra = _sort_out(messages, queue, claimed, plan)
+    leases = {job_id: uuid.uuid4().hex for _, job_id in firsts}
     calls = tuple(
-        _dynamo.claim(layout.table, job_id, queue, worker_id, uuid.uuid4().hex,
+        _dynamo.claim(layout.table, job_id, queue, worker_id, leases[job_id],
                       now + tokens[job_id].lease, now)
         for _, job_id in firsts
     )  # fmt: skip
     replies = (yield Parallel(calls)) if calls else []
-    outcomes = dict(zip((job_id for _, job_id in firsts), replies, strict=True))
+    outcomes = {
+        job_id: _own_claim(reply, leases[job_id])
+        for (_, job_id), reply in zip(firsts, replies, strict=True)
+    }
     for message, job_id in firsts + extra:
         yield from _settle_message(
             layout, queue, message, outcomes[job_id], now, visibility, claimed, plan,
@@ -135,6 +139,22 @@ def _sort_out(
         (extra if token.job_id in tokens else firsts).append((message, token.job_id))
         tokens.setdefault(token.job_id, token)
     return tokens, firsts, extra
+
+
+def _own_claim(reply: Reply | AwsError, lease_token: str) -> Reply | AwsError:
+    """A claim refused because it already holds the job is this claim's success.
+
+    botocore retries a request whose response was lost; when the lost one was applied,
+    the retry finds the job running under the token it wrote itself (tokens are random
+    per claim, and only this claim's holder could have changed the record since).
+    Taken for a refusal, it would leave the job leased to nobody until the lease ended,
+    spending an attempt (on a last attempt, dead-lettering a job that never ran).
+    """
+    if not isinstance(reply, ConditionFailed) or reply.item is None:
+        return reply
+    if reply.item.get("lease_token") != {"S": lease_token}:
+        return reply
+    return {"Attributes": reply.item}
 
 
 def _settle_message(

@@ -15,17 +15,20 @@ Put writes the record, then sends its message::
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator, Sequence
 
 from .._errors import JobBatchError, JobIdempotencyConflictError
 from .._lifecycle import CANCELLED, expires_at
 from .._models import EnqueueResult, Job
 from . import _dynamo, _sqs
-from ._items import item_from_job, keyed_id, stored_from_item
+from ._items import Item as Attributes
+from ._items import item_from_job, keyed_id, stored_from_item, text
 from ._layout import Layout
 from ._transport import AwsError, ConditionFailed, Flow, public_error
 
 Item = tuple[Job, str | None]
+PUT_ID = "put_id"
 
 
 def placed(job: Job) -> Job:
@@ -45,7 +48,7 @@ def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[E
 
 def _write(table: str, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
     try:
-        yield _dynamo.put_new(table, item_from_job(job, fingerprint), now)
+        yield from _put_new(table, item_from_job(job, fingerprint), now)
     except ConditionFailed as taken:
         if job.idempotency_key is None or taken.item is None:
             raise
@@ -54,6 +57,24 @@ def _write(table: str, job: Job, fingerprint: str | None, now: float) -> Flow[En
             raise JobIdempotencyConflictError(job.idempotency_key, holder.job.id) from None
         return EnqueueResult(holder.job, duplicate=True)
     return EnqueueResult(job, duplicate=False)
+
+
+def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
+    """The conditional ``PutItem`` of a new record, safe to retry.
+
+    botocore retries a request whose response was lost (a dropped connection, a 500 after
+    the write); when the lost one was applied, the retry is refused by the item it wrote
+    itself. That refusal is this write's success, not a conflict or a duplicate: the item
+    carries a random ``put_id`` per put (the same in botocore's retries of it), so finding
+    ours is finding our own write. Neither the key nor ``created_at`` tells it apart:
+    ``enqueue_many`` writes repeated keys with one ``created_at``.
+    """
+    item = {**item, PUT_ID: text(uuid.uuid4().hex)}
+    try:
+        yield _dynamo.put_new(table, item, now)
+    except ConditionFailed as taken:
+        if taken.item is None or taken.item.get(PUT_ID) != item[PUT_ID]:
+            raise
 
 
 def _body(job: Job) -> str:
@@ -111,7 +132,7 @@ def _write_run(table: str, run: Sequence[Item], now: float) -> Flow[list[Enqueue
     reply = yield _dynamo.batch_put(table, [item_from_job(j, fp) for j, fp in run])
     for request in reply.get("UnprocessedItems", {}).get(table, []):
         # botocore retries whole requests, not unprocessed items: put these one by one.
-        yield _dynamo.put_new(table, request["PutRequest"]["Item"], now)
+        yield from _put_new(table, request["PutRequest"]["Item"], now)
     return [EnqueueResult(job, duplicate=False) for job, _ in run]
 
 

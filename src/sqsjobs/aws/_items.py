@@ -75,6 +75,15 @@ def text(value: str) -> dict[str, str]:
     return {"S": value}
 
 
+def same_value(stored: Any, written: Any) -> bool:
+    """Two attribute values compared as DynamoDB compares them: numbers by value (it may
+    hand back ``"30"`` for the ``"30.0"`` it was sent). Used to recognise our own write
+    in the item a retried conditional update was refused by."""
+    if isinstance(stored, dict) and isinstance(written, dict) and "N" in stored and "N" in written:
+        return Decimal(str(stored["N"])) == Decimal(str(written["N"]))
+    return bool(stored == written)
+
+
 @dataclass(frozen=True)
 class Stored:
     """A record as read from the table: the job plus what only the store needs."""

@@ -8,6 +8,9 @@ fail in SQS (nor in moto), which is why ownership is decided by the record alone
     record write refused ──► return False, message untouched (the new owner has it)
     record written       ──► message: extend / delete (buffered) / return / to the DLQ
 
+A retried write whose first try was applied (its response lost) is refused by its own
+result; that counts as written (``_written_by_us``).
+
 ``delivery`` is the message that carried this claim, when the store knows it.
 """
 
@@ -15,11 +18,11 @@ from __future__ import annotations
 
 import contextlib
 
-from .._lifecycle import COMPLETED, DEAD, after_failure, expires_at, holds_lease
+from .._lifecycle import COMPLETED, DEAD, QUEUED, after_failure, expires_at, holds_lease
 from .._models import Job, JobStatus
 from . import _dynamo, _sqs
 from ._deliveries import Delivery
-from ._items import stored_from_item
+from ._items import number, same_value, stored_from_item, text
 from ._layout import Layout
 from ._messages import MessagePlan, carry_out
 from ._transport import AwsError, ConditionFailed, Flow
@@ -29,6 +32,20 @@ def _expiry(layout: Layout, status: JobStatus, now: float) -> float:
     expiry = expires_at(status, now, layout.retention, layout.dead_retention)
     assert expiry is not None, "terminal statuses always expire"
     return expiry
+
+
+def _written_by_us(refused: ConditionFailed, status: JobStatus, now: float) -> bool:
+    """Whether a write after a claim was refused by itself.
+
+    botocore retries a request whose response was lost; when the lost one was applied,
+    the lease token it was conditional on is gone and the retry is refused. Every such
+    write sets ``status`` and ``updated_at = now``: finding both in the record is finding
+    our own write, an outcome the store accepted, not a lease lost to another claim.
+    """
+    item = refused.item
+    if item is None or item.get("status") != text(status.value):
+        return False
+    return same_value(item.get("updated_at"), number(now))
 
 
 def heartbeat(
@@ -57,8 +74,8 @@ def complete(layout: Layout, job_id: str, token: str, now: float, result: str | 
     expiry = _expiry(layout, COMPLETED, now)
     try:
         yield _dynamo.complete(layout.table, job_id, token, now, result, expiry)
-    except ConditionFailed:
-        return False
+    except ConditionFailed as refused:
+        return _written_by_us(refused, COMPLETED, now)
     return True
 
 
@@ -79,8 +96,9 @@ def fail(
         return (yield from _dead(layout, claimed, delivery, token, error, now))
     try:
         yield _dynamo.retry(layout.table, job_id, token, error, status, run_at, now)
-    except ConditionFailed:
-        return False
+    except ConditionFailed as refused:
+        if not _written_by_us(refused, status, now):
+            return False
     if delivery is not None:
         yield from _return(layout, delivery, run_at, now)
     return True
@@ -105,8 +123,9 @@ def _dead(
     expiry = _expiry(layout, DEAD, now)
     try:
         yield _dynamo.dead(layout.table, job.id, token, error, now, expiry)
-    except ConditionFailed:
-        return False
+    except ConditionFailed as refused:
+        if not _written_by_us(refused, DEAD, now):
+            return False
     info = layout.info(job.queue)
     if delivery is not None:
         yield from carry_out(MessagePlan(dead_letters=[delivery.message]), info)
@@ -123,8 +142,9 @@ def release(
     """Back to queued at once, the attempt not counted; the message comes back now."""
     try:
         yield _dynamo.release(layout.table, job_id, token, error, now)
-    except ConditionFailed:
-        return False
+    except ConditionFailed as refused:
+        if not _written_by_us(refused, QUEUED, now):
+            return False
     if delivery is not None:
         yield from _return(layout, delivery, now, now)
     return True

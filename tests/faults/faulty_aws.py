@@ -1,0 +1,198 @@
+"""A fault layer in front of the AWS emulator: throttling, 500s, dropped connections and
+lost responses, for a seeded fraction of requests or for every first attempt.
+
+``FaultInjector`` is a ``RequestCounter`` (the hook ``local_aws`` offers around the moto
+app), so it sees every request before moto does and decides its fate:
+
+- ``THROTTLE``: HTTP 400 with the service's throttling error, in the protocol the
+  client spoke: JSON 1.0 ``__type`` for DynamoDB (``ProvisionedThroughputExceededException``)
+  and SQS (``ThrottlingException``, which botocore 1.40 speaks JSON to), XML
+  ``ErrorResponse`` for query-protocol services (``Throttling``). Not applied.
+- ``SERVER_ERROR``: HTTP 500 ``InternalServerError``/``InternalFailure``. Not applied.
+- ``DROP``: the connection is closed with no response. Not applied.
+- ``LOST_RESPONSE``: moto applies the request, then the connection is closed with no
+  response: the write happened, the client cannot know.
+- ``APPLIED_ERROR``: moto applies the request, then the client gets a 500 anyway.
+
+The last two are where retries meet their own writes: a retried conditional ``PutItem``
+finds the item its first try wrote, a retried ``SendMessage`` sends a second message.
+
+Decisions come from one ``random.Random(seed)`` under a lock, so a run's fault rate and
+mix are fixed by its seed (which requests get them still depends on thread timing).
+``first_attempts`` mode instead faults every request whose ``amz-sdk-request`` header says
+``attempt=1`` (botocore numbers its retries), which makes a run fully deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from sqsjobs.testing import RequestCounter, WsgiApp, _service_action
+
+StartResponse = Callable[..., Any]
+
+
+class Fault(StrEnum):
+    THROTTLE = "throttle"
+    SERVER_ERROR = "server_error"
+    DROP = "drop"
+    LOST_RESPONSE = "lost_response"
+    APPLIED_ERROR = "applied_error"
+
+
+BEFORE = frozenset({Fault.THROTTLE, Fault.SERVER_ERROR, Fault.DROP})
+AFTER = frozenset({Fault.LOST_RESPONSE, Fault.APPLIED_ERROR})
+
+JSON_NAMESPACES = {"dynamodb": "com.amazonaws.dynamodb.v20120810", "sqs": "com.amazonaws.sqs"}
+THROTTLING_CODES = {
+    "dynamodb": "ProvisionedThroughputExceededException",
+    "sqs": "ThrottlingException",
+}
+SERVER_ERROR_CODES = {"dynamodb": "InternalServerError", "sqs": "InternalError"}
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Which requests fail, and how."""
+
+    rate: float = 0.0  # fraction of eligible requests (random mode)
+    seed: int = 0
+    kinds: tuple[Fault, ...] = tuple(Fault)
+    services: frozenset[str] = frozenset({"dynamodb", "sqs"})
+    actions: frozenset[str] | None = None  # None: every action of those services
+    first_attempts: bool = False  # fault every first attempt instead of a random fraction
+
+
+class FaultInjector(RequestCounter):
+    """Counts requests like ``RequestCounter`` and fails some of them per its ``FaultPlan``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._plan: FaultPlan | None = None
+        self._random = random.Random(0)
+        self._decide = threading.Lock()
+        self.injected: Counter[tuple[str, str, Fault]] = Counter()
+        self.eligible: Counter[tuple[str, str]] = Counter()
+
+    @contextmanager
+    def faults(self, plan: FaultPlan) -> Iterator[FaultInjector]:
+        """Inject faults per ``plan`` inside the block; counts restart with it."""
+        with self._decide:
+            self._plan = plan
+            self._random = random.Random(plan.seed)
+            self.injected.clear()
+            self.eligible.clear()
+        try:
+            yield self
+        finally:
+            with self._decide:
+                self._plan = None
+
+    def summary(self) -> str:
+        total = sum(self.eligible.values())
+        kinds = Counter(kind for (_, _, kind) in self.injected.elements())
+        faulted = sum(kinds.values())
+        rate = faulted / total if total else 0.0
+        mix = ", ".join(f"{kind.value} {kinds[kind]}" for kind in Fault if kinds[kind])
+        return f"{faulted} faults in {total} requests ({rate:.1%}): {mix or 'none'}"
+
+    def wrap(self, app: WsgiApp) -> WsgiApp:
+        counted = super().wrap(app)
+
+        def faulty(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+            service, action = _service_action(environ)
+            fault = self._choose(service, action, environ)
+            if fault is None:
+                return counted(environ, start_response)
+            if fault in AFTER:
+                _apply(counted, environ)
+            if fault in (Fault.DROP, Fault.LOST_RESPONSE):
+                _drop(environ)
+            status, headers, body = _error(service, environ, fault)
+            start_response(status, headers)
+            return [body]
+
+        return faulty
+
+    def _choose(self, service: str, action: str, environ: dict[str, Any]) -> Fault | None:
+        with self._decide:
+            plan = self._plan
+            if plan is None or service not in plan.services:
+                return None
+            if plan.actions is not None and action not in plan.actions:
+                return None
+            self.eligible[(service, action)] += 1
+            if plan.first_attempts:
+                attempt = str(environ.get("HTTP_AMZ_SDK_REQUEST", "attempt=1"))
+                hit = attempt.split(";")[0].strip() == "attempt=1"
+            else:
+                hit = self._random.random() < plan.rate
+            if not hit:
+                return None
+            fault = self._random.choice(plan.kinds)
+            self.injected[(service, action, fault)] += 1
+            return fault
+
+
+def _apply(app: WsgiApp, environ: dict[str, Any]) -> None:
+    """Let moto serve the request in full, then forget its response."""
+
+    def ignore(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        return lambda data: None
+
+    result = app(environ, ignore)
+    try:
+        for _ in result:
+            pass
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+
+
+def _drop(environ: dict[str, Any]) -> None:
+    """Close the client's connection with no response; werkzeug then drops the request."""
+    connection: socket.socket = environ["werkzeug.socket"]
+    connection.shutdown(socket.SHUT_RDWR)
+    raise ConnectionAbortedError("fault injection: connection dropped")
+
+
+def _error(
+    service: str, environ: dict[str, Any], fault: Fault
+) -> tuple[str, list[tuple[str, str]], bytes]:
+    """A throttling error (400) or an internal error (500) in the client's protocol."""
+    throttled = fault is Fault.THROTTLE
+    status = "400 Bad Request" if throttled else "500 Internal Server Error"
+    request_id = str(uuid.uuid4())
+    if environ.get("HTTP_X_AMZ_TARGET"):  # JSON 1.0 protocol: DynamoDB, and SQS on botocore 1.40
+        codes = THROTTLING_CODES if throttled else SERVER_ERROR_CODES
+        code = codes.get(service, "ThrottlingException" if throttled else "InternalFailure")
+        namespace = JSON_NAMESPACES.get(service, "com.amazonaws")
+        body = json.dumps({"__type": f"{namespace}#{code}", "message": f"fault injection: {fault}"})
+        headers = [
+            ("Content-Type", "application/x-amz-json-1.0"),
+            ("x-amzn-RequestId", request_id),
+        ]
+        if service == "sqs":  # SQS's JSON errors also carry the query protocol's code
+            fault_side = "Sender" if throttled else "Receiver"
+            headers.append(("x-amzn-query-error", f"{code};{fault_side}"))
+        return status, headers, body.encode()
+    code = "Throttling" if throttled else "InternalFailure"
+    fault_side = "Sender" if throttled else "Receiver"
+    body = (
+        '<ErrorResponse xmlns="https://aws.amazon.com/">'
+        f"<Error><Type>{fault_side}</Type><Code>{code}</Code>"
+        f"<Message>fault injection: {fault}</Message></Error>"
+        f"<RequestId>{request_id}</RequestId></ErrorResponse>"
+    )
+    return status, [("Content-Type", "text/xml"), ("x-amzn-RequestId", request_id)], body.encode()

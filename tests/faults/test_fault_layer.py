@@ -1,0 +1,152 @@
+"""The fault layer itself: each fault reaches botocore as AWS would deliver it.
+
+Clients here make one attempt (no retries), so each fault shows as the error botocore
+raises for it; the last tests give the store's own transports (standard-mode retries)
+a fault on every first attempt and see each call succeed on its retry.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError, ConnectionClosedError
+from botocore.retries.standard import ThrottledRetryableChecker
+
+from sqsjobs.aws._aio import AioTransport
+from sqsjobs.aws._transport import BotoTransport, Call, Endpoint
+
+from .conftest import FaultyAws
+from .faulty_aws import Fault, FaultPlan
+
+ONE_ATTEMPT = Config(retries={"mode": "standard", "max_attempts": 1})
+
+
+def every(*kinds: Fault, services: frozenset[str] = frozenset({"dynamodb", "sqs"})) -> FaultPlan:
+    return FaultPlan(rate=1.0, kinds=kinds, services=services)
+
+
+@pytest.fixture
+def clients(faulty_aws: FaultyAws) -> Iterator[dict[str, Any]]:
+    made = {
+        service: boto3.client(service, endpoint_url=faulty_aws.endpoint, config=ONE_ATTEMPT)
+        for service in ("dynamodb", "sqs", "cloudformation")
+    }
+    yield made
+    for client in made.values():
+        client.close()
+
+
+@pytest.fixture
+def table(clients: dict[str, Any]) -> str:
+    name = f"faults-{uuid.uuid4().hex[:8]}"
+    clients["dynamodb"].create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )  # fmt: skip
+    return name
+
+
+def put(clients: dict[str, Any], table: str, key: str) -> None:
+    clients["dynamodb"].put_item(
+        TableName=table, Item={"pk": {"S": key}}, ConditionExpression="attribute_not_exists(pk)"
+    )
+
+
+def exists(clients: dict[str, Any], table: str, key: str) -> bool:
+    reply = clients["dynamodb"].get_item(TableName=table, Key={"pk": {"S": key}})
+    return "Item" in reply
+
+
+def test_throttling_speaks_each_protocol(faulty_aws: FaultyAws, clients: dict[str, Any]) -> None:
+    plan = every(Fault.THROTTLE, services=frozenset({"dynamodb", "sqs", "cloudformation"}))
+    calls = {
+        "dynamodb": ("list_tables", "ProvisionedThroughputExceededException"),  # JSON 1.0
+        "sqs": ("list_queues", "ThrottlingException"),  # JSON 1.0, query-compatible
+        "cloudformation": ("list_stacks", "Throttling"),  # query protocol, XML
+    }
+    with faulty_aws.injector.faults(plan):
+        for service, (operation, code) in calls.items():
+            with pytest.raises(ClientError) as caught:
+                getattr(clients[service], operation)()
+            error = caught.value.response
+            assert (error["Error"]["Code"], error["ResponseMetadata"]["HTTPStatusCode"]) == (
+                code, 400,
+            )  # fmt: skip
+            # What botocore's standard retry mode treats as throttling (and backs off for).
+            assert code in ThrottledRetryableChecker._THROTTLED_ERROR_CODES
+
+
+def test_server_errors_are_500s(faulty_aws: FaultyAws, clients: dict[str, Any]) -> None:
+    with faulty_aws.injector.faults(every(Fault.SERVER_ERROR)):
+        with pytest.raises(ClientError) as dynamodb:
+            clients["dynamodb"].list_tables()
+        with pytest.raises(ClientError) as sqs:
+            clients["sqs"].list_queues()
+    assert [e.value.response["ResponseMetadata"]["HTTPStatusCode"] for e in (dynamodb, sqs)] == [
+        500, 500,
+    ]  # fmt: skip
+    assert dynamodb.value.response["Error"]["Code"] == "InternalServerError"
+
+
+def test_a_dropped_request_is_not_applied(
+    faulty_aws: FaultyAws, clients: dict[str, Any], table: str
+) -> None:
+    with faulty_aws.injector.faults(every(Fault.DROP)), pytest.raises(ConnectionClosedError):
+        put(clients, table, "dropped")
+    assert not exists(clients, table, "dropped")
+
+
+@pytest.mark.parametrize(
+    ("fault", "raised"),
+    [(Fault.LOST_RESPONSE, ConnectionClosedError), (Fault.APPLIED_ERROR, ClientError)],
+)
+def test_a_lost_response_hides_a_write_that_happened(
+    faulty_aws: FaultyAws,
+    clients: dict[str, Any],
+    table: str,
+    fault: Fault,
+    raised: type[Exception],
+) -> None:
+    with faulty_aws.injector.faults(every(fault)), pytest.raises(raised):
+        put(clients, table, "written")
+    assert exists(clients, table, "written")
+    with pytest.raises(ClientError) as again:  # what a retry of that request meets
+        put(clients, table, "written")
+    assert again.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
+
+
+def test_the_store_clients_retry_every_fault(faulty_aws: FaultyAws) -> None:
+    """botocore's standard mode, as the store configures it, retries each kind of fault."""
+    transport = BotoTransport(Endpoint(faulty_aws.endpoint))
+    try:
+        for fault, service, operation in zip(
+            Fault, ["sqs", "dynamodb"] * 3, ["list_queues", "list_tables"] * 3, strict=False
+        ):
+            plan = FaultPlan(kinds=(fault,), first_attempts=True)
+            with faulty_aws.injector.faults(plan) as injector:
+                transport(Call(service, operation, {}))  # type: ignore[arg-type]
+                assert sum(injector.injected.values()) == 1, fault
+                assert sum(injector.eligible.values()) == 2, fault  # the first try and a retry
+    finally:
+        transport.close()
+
+
+async def test_the_asyncio_clients_retry_a_dropped_connection(faulty_aws: FaultyAws) -> None:
+    """aiohttp meets a closed connection differently from urllib3; botocore still retries."""
+    transport = AioTransport(Endpoint(faulty_aws.endpoint))
+    try:
+        for fault in (Fault.DROP, Fault.LOST_RESPONSE):
+            plan = FaultPlan(kinds=(fault,), first_attempts=True)
+            with faulty_aws.injector.faults(plan) as injector:
+                await transport(Call("sqs", "list_queues", {}))
+                await transport(Call("dynamodb", "list_tables", {}))
+                assert sum(injector.injected.values()) == 2, fault
+                assert sum(injector.eligible.values()) == 4, fault
+    finally:
+        await transport.aclose()
