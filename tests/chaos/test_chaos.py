@@ -179,7 +179,7 @@ def records(store: SqsJobStore, endpoint: str, job_ids: list[str]) -> dict[str, 
 @pytest.mark.slow
 @pytest.mark.timeout(DEADLINE + 60)
 def test_sigkilled_workers_lose_no_job_and_rerun_at_most_one_per_kill(
-    aws_endpoint: str, tmp_path: Path
+    aws_endpoint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seed = int(os.environ.get("SQSJOBS_CHAOS_SEED") or secrets.randbits(32))
     print(f"\nchaos seed {seed} (replay with SQSJOBS_CHAOS_SEED={seed})")
@@ -226,11 +226,12 @@ def test_sigkilled_workers_lose_no_job_and_rerun_at_most_one_per_kill(
         pid for job_id, attempt, pid in side_effects.runs if attempt < max(attempts[job_id])
     )
     duplicates = len(side_effects.runs) - len(attempts)
-    print(
-        f"chaos: {JOBS} jobs, {WORKERS} workers x concurrency {CONCURRENCY}, "
-        f"{len(fleet.killed)} kills ({len(unfinished)} of them after a side effect), "
-        f"{duplicates} duplicate executions, {wall:.1f}s wall time"
-    )
+    with capsys.disabled():  # the figures belong in every run's output, not only failures
+        print(
+            f"\nchaos seed {seed}: {JOBS} jobs, {WORKERS} workers x concurrency {CONCURRENCY}, "
+            f"{len(fleet.killed)} kills ({len(unfinished)} of them after a side effect), "
+            f"{duplicates} duplicate executions, {wall:.1f}s wall time"
+        )
     assert codes == [0] * WORKERS, f"seed {seed}: a worker did not drain cleanly: {codes}"
     assert len(fleet.killed) == KILLS and len(enqueued) == JOBS
     assert sorted(final) == sorted(enqueued), f"seed {seed}: records missing"
