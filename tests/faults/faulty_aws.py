@@ -21,6 +21,7 @@ Decisions come from one ``random.Random(seed)`` under a lock, so a run's fault r
 mix are fixed by its seed (which requests get them still depends on thread timing).
 ``first_attempts`` mode instead faults every request whose ``amz-sdk-request`` header says
 ``attempt=1`` (botocore numbers its retries), which makes a run fully deterministic.
+Clients made with ``OBSERVER_CONFIG`` (a test reading what happened) are never faulted.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from botocore.config import Config
 
 from sqsjobs.testing import RequestCounter, WsgiApp, _service_action
 
@@ -59,6 +62,10 @@ THROTTLING_CODES = {
     "sqs": "ThrottlingException",
 }
 SERVER_ERROR_CODES = {"dynamodb": "InternalServerError", "sqs": "InternalError"}
+# Clients whose user agent carries this are never faulted: a test's own reads of the
+# table and queues, which observe the system and are no part of it.
+OBSERVER = "sqsjobs-test-observer"
+OBSERVER_CONFIG = Config(user_agent_extra=OBSERVER, retries={"mode": "standard"})
 
 
 @dataclass(frozen=True)
@@ -84,19 +91,27 @@ class FaultInjector(RequestCounter):
         self.injected: Counter[tuple[str, str, Fault]] = Counter()
         self.eligible: Counter[tuple[str, str]] = Counter()
 
-    @contextmanager
-    def faults(self, plan: FaultPlan) -> Iterator[FaultInjector]:
-        """Inject faults per ``plan`` inside the block; counts restart with it."""
+    def start(self, plan: FaultPlan) -> None:
+        """Inject faults per ``plan`` from now on; the counts start again with it."""
         with self._decide:
             self._plan = plan
             self._random = random.Random(plan.seed)
             self.injected.clear()
             self.eligible.clear()
+
+    def stop(self) -> None:
+        """No more faults; the counts stay for ``summary``."""
+        with self._decide:
+            self._plan = None
+
+    @contextmanager
+    def faults(self, plan: FaultPlan) -> Iterator[FaultInjector]:
+        """Inject faults per ``plan`` inside the block."""
+        self.start(plan)
         try:
             yield self
         finally:
-            with self._decide:
-                self._plan = None
+            self.stop()
 
     def summary(self) -> str:
         total = sum(self.eligible.values())
@@ -116,6 +131,8 @@ class FaultInjector(RequestCounter):
                 return counted(environ, start_response)
             if fault in AFTER:
                 _apply(counted, environ)
+            else:
+                _discard_body(environ)
             if fault in (Fault.DROP, Fault.LOST_RESPONSE):
                 _drop(environ)
             status, headers, body = _error(service, environ, fault)
@@ -125,6 +142,8 @@ class FaultInjector(RequestCounter):
         return faulty
 
     def _choose(self, service: str, action: str, environ: dict[str, Any]) -> Fault | None:
+        if OBSERVER in str(environ.get("HTTP_USER_AGENT", "")):
+            return None
         with self._decide:
             plan = self._plan
             if plan is None or service not in plan.services:
@@ -158,6 +177,14 @@ def _apply(app: WsgiApp, environ: dict[str, Any]) -> None:
         close = getattr(result, "close", None)
         if close is not None:
             close()
+
+
+def _discard_body(environ: dict[str, Any]) -> None:
+    """Read the body of a request moto will not see, as moto would have.
+
+    Left unread, werkzeug would take it for the next request on the connection.
+    """
+    environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
 
 
 def _drop(environ: dict[str, Any]) -> None:

@@ -16,7 +16,16 @@ from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
 from aiobotocore.session import AioSession  # type: ignore[import-untyped]
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
-from ._transport import Call, Endpoint, Reply, Service, new_session, translate
+from ._transport import (
+    NO_RESPONSE,
+    Call,
+    Endpoint,
+    Reply,
+    Service,
+    new_session,
+    no_response,
+    translate,
+)
 
 
 class AioTransport:
@@ -52,6 +61,8 @@ class AioTransport:
             reply: Reply = await method(**call.params)
         except ClientError as error:
             raise translate(error, call.operation) from None
+        except NO_RESPONSE as error:
+            raise no_response(error, call.operation) from None
         return reply
 
     async def aclose(self) -> None:

@@ -12,8 +12,9 @@ A *flow* is a generator that yields what it needs done and receives the reply:
 ``drive`` runs a flow on a blocking ``send`` (boto3), ``adrive`` on an awaitable one
 (aioboto3); they are the only code written twice. The transports below turn botocore's
 ``ClientError`` into ``AwsError`` in ``translate``, the one place that knows AWS error
-codes. ``AwsError`` never leaves ``sqsjobs.aws``: the store re-raises the botocore error
-it carries (``public_error``), so callers see the familiar exception.
+codes, and a request that got no response at all (its retries spent) in
+``no_response``. ``AwsError`` never leaves ``sqsjobs.aws``: the store re-raises the
+botocore error it carries (``public_error``), so callers see the familiar exception.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any, Literal, TypeVar
 import boto3  # type: ignore[import-untyped]
 import botocore.session  # type: ignore[import-untyped]
 from botocore.config import Config  # type: ignore[import-untyped]
-from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+from botocore.exceptions import ClientError, HTTPClientError  # type: ignore[import-untyped]
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 T = TypeVar("T")
 
@@ -98,6 +100,17 @@ def translate(error: ClientError, operation: str) -> AwsError:
     if code in THROTTLING_CODES:
         return Throttled(code, message, operation, error)
     return AwsError(code, message, operation, error)
+
+
+# What botocore raises when a request got no response at all (a refused or dropped
+# connection, a read timeout) and its retries ran out: the standard retry mode's
+# transient exceptions. As much an AWS failure as a 5xx, so flows see it as ``AwsError``
+# (a batch reports what it wrote, a lost SQS call is left to come back on its own).
+NO_RESPONSE: tuple[type[Exception], ...] = (BotoConnectionError, HTTPClientError)
+
+
+def no_response(error: Exception, operation: str) -> AwsError:
+    return AwsError(type(error).__name__, str(error), operation, error)
 
 
 def public_error(error: AwsError) -> Exception:
@@ -225,6 +238,8 @@ class BotoTransport:
             reply: Reply = method(**call.params)
         except ClientError as error:
             raise translate(error, call.operation) from None
+        except NO_RESPONSE as error:
+            raise no_response(error, call.operation) from None
         return reply
 
     def close(self) -> None:
