@@ -10,6 +10,8 @@ once) cannot both run it. A refused write returns the record as it was (ALL_OLD)
     running, lease over, last attempt   ──► record dead, message to the DLQ
     delayed, not due (delays > 15 min)  ──► hide it until due, or re-send a fresh one
     belongs to another queue            ──► DLQ, like a malformed body
+    not a record this library can read  ──► DLQ, like a malformed body (record dead if
+                                             the claim was written)
 
 Receiving and claiming are two flows so the store can let a long poll be cancelled but
 shield the claim step once messages are in hand.
@@ -17,11 +19,13 @@ shield the claim step once messages are in hand.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .._errors import MAX_ERROR_CHARS
 from .._lifecycle import DEAD as DEAD_STATUS
 from .._lifecycle import (
     DELAYED,
@@ -58,6 +62,7 @@ class Claimed:
     deliveries: list[Delivery] = field(default_factory=list)
     dead: list[Job] = field(default_factory=list)
     malformed: list[tuple[Message, str]] = field(default_factory=list)
+    unknown: list[tuple[Message, str]] = field(default_factory=list)  # job id without record
     errors: list[AwsError] = field(default_factory=list)
 
 
@@ -113,10 +118,20 @@ def claim_received(
         for (_, job_id), reply in zip(firsts, replies, strict=True)
     }
     for message, job_id in firsts + extra:
+        first = (message, job_id) in firsts
+        reply = outcomes[job_id]
+        try:
+            stored = _record(reply)
+        except MalformedRecord as bad:
+            written = first and not isinstance(reply, AwsError)
+            token = leases[job_id] if written else None
+            yield from _malformed(layout, message, job_id, token, str(bad), now, claimed, plan)
+            continue
+        if isinstance(reply, ConditionFailed) and stored is None:
+            claimed.unknown.append((message, job_id))  # deleted below; worth a log line
         yield from _settle_message(
-            layout, queue, message, outcomes[job_id], now, visibility, claimed, plan,
-            first=(message, job_id) in firsts,
-        )  # fmt: skip
+            layout, queue, message, reply, stored, now, visibility, claimed, plan, first=first
+        )
     if plan:
         yield from carry_out(plan, layout.info(queue))
     return claimed
@@ -157,11 +172,69 @@ def _own_claim(reply: Reply | AwsError, lease_token: str) -> Reply | AwsError:
     return {"Attributes": reply.item}
 
 
+class MalformedRecord(ValueError):
+    """The item under a job's key is not a record this library wrote (or can read)."""
+
+
+# What decoding an item that was not written by ``_items`` can raise.
+UNDECODABLE = (KeyError, ValueError, TypeError, ArithmeticError)
+
+
+def _record(reply: Reply | AwsError) -> Stored | None:
+    """The record a claim write met: as claimed, or as it was when refused (ALL_OLD).
+
+    ``None`` when there is none, or the write failed for a reason of AWS's own. An item
+    that cannot be decoded, or that the claim's update cannot apply to (DynamoDB's
+    ``ValidationException``: an attribute missing or of the wrong type), is malformed.
+    """
+    if isinstance(reply, ConditionFailed):
+        item = reply.item
+    elif isinstance(reply, AwsError):
+        if reply.code == "ValidationException":
+            raise MalformedRecord(f"the claim cannot apply to it: {reply}")
+        return None
+    else:
+        item = reply["Attributes"]
+    if item is None:
+        return None
+    try:
+        return stored_from_item(item)
+    except UNDECODABLE as error:
+        raise MalformedRecord(f"{type(error).__name__}: {error}") from None
+
+
+def _malformed(
+    layout: Layout,
+    message: Message,
+    job_id: str,
+    token: str | None,
+    reason: str,
+    now: float,
+    claimed: Claimed,
+    plan: MessagePlan,
+) -> Flow[None]:
+    """A message whose job's record is malformed goes to the DLQ, like a malformed body.
+
+    No retry can mend the record. If this claim was written (``token``), the record is
+    marked dead under it too, so no later claim or reconciler pass picks it up again.
+    """
+    claimed.malformed.append((message, f"the record of job {job_id} is malformed: {reason}"))
+    plan.dead_letters.append(message)
+    if token is None:
+        return
+    expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
+    assert expiry is not None
+    error = f"malformed record: {reason}"[:MAX_ERROR_CHARS]
+    with contextlib.suppress(AwsError):  # then its lease just ends; the message is gone
+        yield _dynamo.dead(layout.table, job_id, token, error, now, expiry)
+
+
 def _settle_message(
     layout: Layout,
     queue: str,
     message: Message,
     reply: Reply | AwsError,
+    stored: Stored | None,
     now: float,
     visibility: int,
     claimed: Claimed,
@@ -169,32 +242,32 @@ def _settle_message(
     *,
     first: bool,
 ) -> Flow[None]:
-    """What ``message`` needs, given the reply to its job's claim write."""
+    """What ``message`` needs, given the reply to its job's claim write and its record."""
     if isinstance(reply, ConditionFailed):
-        yield from _refused(layout, queue, message, reply.item, now, claimed, plan)
+        yield from _refused(layout, queue, message, stored, now, claimed, plan)
     elif isinstance(reply, AwsError):
         if first:
             claimed.errors.append(reply)  # not claimed: the message returns at its visibility
     elif first:
-        job = stored_from_item(reply["Attributes"]).job
+        assert stored is not None
+        job = stored.job
         claimed.deliveries.append(Delivery(job, message))
         if _sqs.visibility_for(job.lease) != visibility:
             plan.hides.append((message.receipt_handle, _sqs.visibility_for(job.lease)))
     else:  # a second message for a job this batch just claimed: back when the lease ends
-        job = stored_from_item(reply["Attributes"]).job
-        plan.return_at(message, _after_lease(message, job, now, layout.info(queue)))
+        assert stored is not None
+        plan.return_at(message, _after_lease(message, stored.job, now, layout.info(queue)))
 
 
 def _refused(
     layout: Layout,
     queue: str,
     message: Message,
-    item: dict[str, object] | None,
+    stored: Stored | None,
     now: float,
     claimed: Claimed,
     plan: MessagePlan,
 ) -> Flow[None]:
-    stored = None if item is None else stored_from_item(item)
     verdict = judge(stored, queue, now)
     info = layout.info(queue)
     if verdict is Verdict.DELETE:

@@ -272,6 +272,12 @@ class SqsJobStore:
                 message.message_id, queue, reason,
                 extra={"event": "jobs.malformed_message", "queue": queue, "error": reason},
             )  # fmt: skip
+        for message, job_id in claimed.unknown:
+            _logger.info(
+                "Deleted message %s from queue %r: job %s has no record (never written, "
+                "or past its retention)", message.message_id, queue, job_id,
+                extra={"event": "jobs.unknown_job", "queue": queue, "job_id": job_id},
+            )  # fmt: skip
         for job in claimed.dead:
             log_event(
                 _logger, logging.WARNING, Event.DEAD,
