@@ -204,8 +204,9 @@ def stored_id(body: str) -> str:
 # -- every first attempt fails ------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_every_first_attempt_fails_and_each_outcome_is_recorded_once(
-    faulty_aws: FaultyAws,
+    faulty_aws: FaultyAws, capsys: pytest.CaptureFixture[str]
 ) -> None:
     endpoint, injector = faulty_aws.endpoint, faulty_aws.injector
     store = fresh_store(endpoint)
@@ -236,7 +237,8 @@ async def test_every_first_attempt_fails_and_each_outcome_is_recorded_once(
     finally:
         injector.stop()
         await store.aclose()
-    print(f"\nevery first attempt: {summary}")
+    with capsys.disabled():  # the figures belong in every run's output, not only failures
+        print(f"\nevery first attempt: {summary}")
     assert [r.duplicate for r in results] == [False, False, False, False, False, True, False, False]
     assert (again.duplicate, again.job.id) == (True, results[2].job.id)
     unique = {r.job.id: r.job for r in results}
@@ -308,10 +310,10 @@ async def produce(producer: JobQueue, sync_producer: SyncJobQueue, rounds: int) 
 
 @pytest.mark.slow
 async def test_ten_percent_faults_lose_no_job(
-    faulty_aws: FaultyAws, caplog: pytest.LogCaptureFixture
+    faulty_aws: FaultyAws, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seed = int(os.environ.get("SQSJOBS_FAULT_SEED") or secrets.randbits(32))
-    print(f"\nfault seed {seed} (replay with SQSJOBS_FAULT_SEED={seed})")
+    print(f"\nfault seed {seed} (replay with SQSJOBS_FAULT_SEED={seed})")  # shown on failure
     endpoint, injector = faulty_aws.endpoint, faulty_aws.injector
     store = fresh_store(endpoint)
     store.sync.describe("default")
@@ -345,11 +347,12 @@ async def test_ten_percent_faults_lose_no_job(
     records = table_records(store, endpoint)
     planned = {i: 2 if job.name == "flaky" else 1 for i, job in records.items()}
     extra = sum(max(0, runs - planned[job_id]) for job_id, runs in ledger.runs.items())
-    print(
-        f"10% faults: {summary}; {len(enqueued.returned)} jobs returned by enqueues, "
-        f"{len(enqueued.raised)} enqueue calls raised; {extra} unplanned extra runs; "
-        f"logged {dict(logged)}; {wall:.1f}s wall time"
-    )
+    with capsys.disabled():
+        print(
+            f"\n10% faults, seed {seed}: {summary}; {len(enqueued.returned)} jobs returned "
+            f"by enqueues, {len(enqueued.raised)} enqueue calls raised; {extra} unplanned "
+            f"extra runs; logged {dict(logged)}; {wall:.1f}s wall time"
+        )
     codes = [e.response["Error"]["Code"] for e in enqueued.raised if isinstance(e, ClientError)]
     assert "ConditionalCheckFailedException" not in codes, "a put refused its own write"
     missing = {job.id for job in enqueued.returned + enqueued.written} - set(records)
@@ -373,7 +376,7 @@ ENDPOINT_OPTIONS = Endpoint.client_options
 
 
 async def test_when_every_try_fails_enqueue_raises_and_the_reconciler_repairs_the_rest(
-    faulty_aws: FaultyAws, monkeypatch: pytest.MonkeyPatch
+    faulty_aws: FaultyAws, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(Endpoint, "client_options", one_retry)
     endpoint, injector = faulty_aws.endpoint, faulty_aws.injector
@@ -404,7 +407,8 @@ async def test_when_every_try_fails_enqueue_raises_and_the_reconciler_repairs_th
             await wait_for(terminal(store, endpoint, records), 30, "the written jobs")
     finally:
         await store.aclose()
-    print(f"\nevery try fails: {raised}; reconciler re-sent {report.resent}")
+    with capsys.disabled():
+        print(f"\nevery try fails: {raised}; reconciler re-sent {report.resent}")
     assert report.resent == 2  # put applied + answer lost, send refused
     final = table_records(store, endpoint)
     assert {j.payload: j.status for j in final.values()} == {
