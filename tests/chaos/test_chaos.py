@@ -58,6 +58,9 @@ LOW_WATER = 40
 # A bound for the loops, not a performance assertion: on a quiet 2-core machine the run
 # takes about a minute and a half; the emulator (moto) is its bottleneck.
 DEADLINE = 300.0
+# A healthy run never goes this long without a job running: a killed worker's job is back
+# within its two-second lease, and a replacement worker starts in about two seconds.
+STALL = 30.0
 
 
 @dataclass
@@ -190,13 +193,19 @@ def test_sigkilled_workers_lose_no_job_and_rerun_at_most_one_per_kill(
     side_effects = SideEffects(tmp_path / "side-effects.log")
     fleet = Fleet(worker_env(store, aws_endpoint, side_effects.path), tmp_path)
     enqueued: list[str] = []
-    started = time.monotonic()
+    started = progressed = time.monotonic()
+    ran = 0
     try:
         fleet.workers = [fleet.start() for _ in range(WORKERS)]
         while len(side_effects.jobs) < JOBS:
-            assert time.monotonic() - started < DEADLINE, (
-                f"seed {seed}: {len(side_effects.jobs)} of {len(enqueued)} enqueued jobs ran"
+            now = time.monotonic()
+            if len(side_effects.jobs) > ran:
+                ran, progressed = len(side_effects.jobs), now
+            assert now - progressed < STALL, (
+                f"seed {seed}: no job ran for {STALL:g}s; {len(enqueued) - ran} of "
+                f"{len(enqueued)} enqueued jobs never ran (lost, or stuck)"
             )
+            assert now - started < DEADLINE, f"seed {seed}: {ran} of {len(enqueued)} jobs ran"
             fleet.check_alive()
             if len(enqueued) < JOBS and len(enqueued) - len(side_effects.jobs) < LOW_WATER:
                 wave = [EnqueueRequest("chaos.step", {"n": len(enqueued) + i}) for i in range(WAVE)]
