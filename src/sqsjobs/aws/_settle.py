@@ -25,7 +25,7 @@ from ._deliveries import Delivery
 from ._items import number, same_value, stored_from_item, text
 from ._layout import Layout
 from ._messages import MessagePlan, carry_out
-from ._transport import AwsError, ConditionFailed, Flow
+from ._transport import AwsError, Call, ConditionFailed, Flow
 
 
 def _expiry(layout: Layout, status: JobStatus, now: float) -> float:
@@ -46,6 +46,15 @@ def _written_by_us(refused: ConditionFailed, status: JobStatus, now: float) -> b
     if item is None or item.get("status") != text(status.value):
         return False
     return same_value(item.get("updated_at"), number(now))
+
+
+def _settled(call: Call, status: JobStatus, now: float) -> Flow[bool]:
+    """Send a write after a claim; True if it (or its own lost first try) took effect."""
+    try:
+        yield call
+    except ConditionFailed as refused:
+        return _written_by_us(refused, status, now)
+    return True
 
 
 def heartbeat(
@@ -72,11 +81,8 @@ def heartbeat(
 def complete(layout: Layout, job_id: str, token: str, now: float, result: str | None) -> Flow[bool]:
     """Record the result; the store deletes the message (batched with other completions)."""
     expiry = _expiry(layout, COMPLETED, now)
-    try:
-        yield _dynamo.complete(layout.table, job_id, token, now, result, expiry)
-    except ConditionFailed as refused:
-        return _written_by_us(refused, COMPLETED, now)
-    return True
+    call = _dynamo.complete(layout.table, job_id, token, now, result, expiry)
+    return (yield from _settled(call, COMPLETED, now))
 
 
 def fail(
@@ -94,11 +100,9 @@ def fail(
     status, run_at = after_failure(claimed.attempts, claimed.max_attempts, retry_at, now)
     if status is DEAD:
         return (yield from _dead(layout, claimed, delivery, token, error, now))
-    try:
-        yield _dynamo.retry(layout.table, job_id, token, error, status, run_at, now)
-    except ConditionFailed as refused:
-        if not _written_by_us(refused, status, now):
-            return False
+    call = _dynamo.retry(layout.table, job_id, token, error, status, run_at, now)
+    if not (yield from _settled(call, status, now)):
+        return False
     if delivery is not None:
         yield from _return(layout, delivery, run_at, now)
     return True
@@ -121,11 +125,9 @@ def _dead(
     layout: Layout, job: Job, delivery: Delivery | None, token: str, error: str, now: float
 ) -> Flow[bool]:
     expiry = _expiry(layout, DEAD, now)
-    try:
-        yield _dynamo.dead(layout.table, job.id, token, error, now, expiry)
-    except ConditionFailed as refused:
-        if not _written_by_us(refused, DEAD, now):
-            return False
+    call = _dynamo.dead(layout.table, job.id, token, error, now, expiry)
+    if not (yield from _settled(call, DEAD, now)):
+        return False
     info = layout.info(job.queue)
     if delivery is not None:
         yield from carry_out(MessagePlan(dead_letters=[delivery.message]), info)
@@ -140,11 +142,9 @@ def release(
     layout: Layout, delivery: Delivery | None, job_id: str, token: str, error: str, now: float
 ) -> Flow[bool]:
     """Back to queued at once, the attempt not counted; the message comes back now."""
-    try:
-        yield _dynamo.release(layout.table, job_id, token, error, now)
-    except ConditionFailed as refused:
-        if not _written_by_us(refused, QUEUED, now):
-            return False
+    call = _dynamo.release(layout.table, job_id, token, error, now)
+    if not (yield from _settled(call, QUEUED, now)):
+        return False
     if delivery is not None:
         yield from _return(layout, delivery, now, now)
     return True
