@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import logging
+import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -336,6 +338,25 @@ async def test_list_rejects_bad_arguments(queue: Queue, arguments: dict[str, Any
     assert caught.value.code == "invalid_option"
 
 
+def _cursor(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    ['[NaN,"x"]', '[Infinity,"x"]', '[-Infinity,"x"]', '[1e999,"x"]', '[1e300,"x"]',
+     f'[{10**400},"x"]', '[1796094741.2439704,"\\udc00"]'],
+)  # fmt: skip
+async def test_list_refuses_a_cursor_that_is_not_a_finite_position(
+    queue: Queue, clock: FakeClock, cursor: str
+) -> None:
+    await call(queue.enqueue("a.b", {"n": 1}))
+    with pytest.raises(JobConfigError) as caught:
+        await call(queue.list(cursor=_cursor(cursor)))
+    assert caught.value.code == "invalid_option"
+    assert "pass a next_cursor returned by list()" in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("arguments", "code"),
     [({"queue": "a b"}, "invalid_name"), ({"name": "1"}, "invalid_name"),
@@ -347,6 +368,67 @@ async def test_list_validates_its_filters(
     with pytest.raises(JobConfigError) as caught:
         await call(queue.list(**arguments))
     assert caught.value.code == code
+
+
+# -- bounds and unencodable payloads: refused before anything is written ----------------
+
+DIGITS = sys.get_int_max_str_digits()
+
+
+@pytest.mark.parametrize(
+    ("options", "allowed"),
+    [
+        ({"lease": 1e300}, "<= 43200 (SQS's visibility cap)"),
+        ({"lease": timedelta(hours=12, seconds=1)}, "<= 43200 (SQS's visibility cap)"),
+        ({"timeout": timedelta(days=8)}, "<= 604800 (7 days)"),
+        ({"delay": 1e300}, "<= 31622400 (366 days)"),
+        ({"delay": timedelta.max}, "<= 31622400 (366 days)"),
+        ({"run_at": datetime.max.replace(tzinfo=UTC)}, "at most 366 days"),
+        ({"run_at": at(T + 367 * 86_400)}, "at most 366 days"),
+        ({"priority": 2**53 + 1}, "from -2147483648 to 2147483647"),
+        ({"priority": -(2**31) - 1}, "from -2147483648 to 2147483647"),
+    ],
+    ids=["lease", "lease-timedelta", "timeout", "delay", "delay-timedelta-max",
+         "run_at-max", "run_at-367-days", "priority-2**53+1", "priority-below"],
+)  # fmt: skip
+async def test_options_out_of_bounds_are_refused_before_any_write(
+    queue: Queue, options: dict[str, Any], allowed: str
+) -> None:
+    with pytest.raises(JobConfigError) as caught:
+        await call(queue.enqueue("report.build", {"tenant": "acme"}, **options))
+    assert caught.value.code == "invalid_option"
+    assert allowed in str(caught.value)
+    with pytest.raises(JobConfigError):
+        await call(queue.enqueue_many([EnqueueRequest("report.build", None, **options)]))
+    assert (await call(queue.list())).jobs == []
+
+
+async def test_options_at_their_bounds_are_kept(queue: Queue) -> None:
+    options: dict[str, Any] = {
+        "lease": 43_200, "timeout": timedelta(days=7), "delay": timedelta(days=366),
+        "priority": 2**31 - 1,
+    }  # fmt: skip
+    job = (await call(queue.enqueue("report.build", {"tenant": "acme"}, **options))).job
+    assert (job.lease, job.timeout, job.run_at, job.priority) == (
+        43_200.0, 604_800.0, at(T + 366 * 86_400), 2**31 - 1,
+    )  # fmt: skip
+    assert await call(queue.get(job.id)) == job
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [10**DIGITS, {"body": "r\u00e9sum\u00e9 \ud800"}, {"\udfff": 1}, {"deep": [{"k\udc00": 1}]}],
+    ids=["huge-int", "surrogate", "surrogate-key", "nested-surrogate-key"],
+)
+@pytest.mark.parametrize("key", [None, "order-7"])
+async def test_payloads_that_cannot_be_encoded_are_refused_before_any_write(
+    queue: Queue, payload: Any, key: str | None
+) -> None:
+    with pytest.raises(JobConfigError) as caught:
+        await call(queue.enqueue("mail.send", payload, idempotency_key=key, tenant="acme"))
+    assert caught.value.code == "invalid_payload"
+    str(caught.value).encode()
+    assert (await call(queue.list())).jobs == []
 
 
 # -- SyncJobQueue from other threads and over async-only stores -------------------------

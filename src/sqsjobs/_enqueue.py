@@ -8,7 +8,6 @@ here, before anything is written.
 from __future__ import annotations
 
 import dataclasses
-import math
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,15 +20,21 @@ from ._lifecycle import initial_status
 from ._models import EnqueueRequest, Job, JobFilter, JobStatus
 from ._time import utc
 from ._validation import (
-    aware,
+    DELAY,
+    LEASE,
+    TIMEOUT,
+    Span,
     check_idempotency_key,
     check_job_name,
     check_queue_name,
     check_tenant,
     checked_json,
+    due_time,
     integer,
     page_limit,
+    priority,
     seconds,
+    shown,
 )
 
 ENQUEUE_OPTIONS: frozenset[str] = frozenset(
@@ -71,8 +76,8 @@ class QueueConfig:
         limit = getattr(store, "max_payload_bytes", None)
         _positive_int(payload_max_bytes, "payload_max_bytes", ceiling=limit)
         _positive_int(default_max_attempts, "default_max_attempts")
-        _seconds_option(default_timeout, "default_timeout", positive=False)
-        _seconds_option(default_lease, "default_lease", positive=True)
+        _seconds_option(default_timeout, "default_timeout", TIMEOUT)
+        _seconds_option(default_lease, "default_lease", LEASE)
         if not isinstance(backoff, Backoff):
             raise ValueError(f"backoff must be a Backoff, got {type(backoff).__name__}")
         return cls(
@@ -93,16 +98,9 @@ def _positive_int(value: object, what: str, ceiling: int | None = None) -> None:
         raise ValueError(f"{what} must be <= {ceiling} for this store, got {value}")
 
 
-def _seconds_option(value: object, what: str, *, positive: bool) -> None:
-    ok = (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-        and (value > 0 if positive else value >= 0)
-    )
-    if not ok:
-        bound = "> 0" if positive else ">= 0"
-        raise ValueError(f"{what} must be a finite number of seconds {bound}, got {value!r}")
+def _seconds_option(value: object, what: str, span: Span) -> None:
+    if not span.allows(value):
+        raise ValueError(f"{what} must be {span}, got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -137,9 +135,9 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         lease_until=None,
         locked_by=None,
         lease_token=None,
-        lease=_option_seconds(request.lease, config.default_lease, "lease", positive=True),
-        timeout=_option_seconds(request.timeout, config.default_timeout, "timeout"),
-        priority=integer(request.priority, "priority"),
+        lease=_option_seconds(request.lease, config.default_lease, "lease", LEASE),
+        timeout=_option_seconds(request.timeout, config.default_timeout, "timeout", TIMEOUT),
+        priority=priority(request.priority),
         idempotency_key=key,
         tenant=tenant,
         last_error=None,
@@ -153,18 +151,18 @@ def _run_at(request: EnqueueRequest, now: float) -> float:
     if request.delay is not None and request.run_at is not None:
         raise JobConfigError("invalid_option", "Pass delay or run_at, not both.")
     if request.run_at is not None:
-        return aware(request.run_at, "run_at").timestamp()
+        return due_time(request.run_at, now)
     if request.delay is None:
         return now
-    return now + seconds(request.delay, "delay")
+    return now + seconds(request.delay, "delay", DELAY)
 
 
 def _option_int(value: int | None, default: int) -> int:
     return default if value is None else integer(value, "max_attempts", minimum=1)
 
 
-def _option_seconds(value: Any, default: float, what: str, *, positive: bool = False) -> float:
-    return default if value is None else seconds(value, what, positive=positive)
+def _option_seconds(value: Any, default: float, what: str, span: Span) -> float:
+    return default if value is None else seconds(value, what, span)
 
 
 def prepare_many(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from typing import Any
 
@@ -123,6 +124,20 @@ async def test_list_merges_shards_statuses_and_queues_across_pages(store: SqsJob
         cursor = page.next_cursor
     assert wanted == [j.payload for j in ordered if j.name == "wanted"]
     assert len(wanted) == 8
+
+
+@pytest.mark.parametrize(
+    "position", ['[NaN,"x"]', '[1e999,"x"]', '[-Infinity,"x"]', '[1e300,"x"]', '[1.5,"\\ud800"]']
+)
+async def test_list_refuses_a_cursor_that_is_not_a_finite_position(
+    store: SqsJobStore, position: str
+) -> None:
+    queue = JobQueue(store)
+    await queue.enqueue("report.build", {"tenant": "acme"})
+    cursor = base64.urlsafe_b64encode(position.encode()).decode()
+    with pytest.raises(JobConfigError) as caught:
+        await queue.list(cursor=cursor)
+    assert caught.value.code == "invalid_option"
 
 
 async def test_close_after_async_use_asks_for_aclose(aws_endpoint: str, prefix: str) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from sqsjobs import Backoff, JobConfigError, JobQueue, MemoryJobStore, SyncJobQueue
 
 QUEUES = [JobQueue, SyncJobQueue]
+LEASE_RULE = "a finite number of seconds > 0 and <= 43200 (SQS's visibility cap)"
+TIMEOUT_RULE = "a finite number of seconds >= 0 and <= 604800 (7 days)"
 
 
 class CappedStore(MemoryJobStore):
@@ -43,6 +47,12 @@ def test_queue_requires_a_store(cls: type[JobQueue | SyncJobQueue]) -> None:
         ("default_lease", 0, "default_lease must be a finite number of seconds > 0"),
         ("default_lease", -2.5, "default_lease must be a finite number of seconds > 0"),
         ("default_lease", math.inf, "default_lease must be a finite number of seconds > 0"),
+        ("default_timeout", 604_800.5, f"default_timeout must be {TIMEOUT_RULE}, got 604800.5"),
+        ("default_timeout", 1e300, f"default_timeout must be {TIMEOUT_RULE}, got 1e+300"),
+        ("default_lease", 43_200.25, f"default_lease must be {LEASE_RULE}, got 43200.25"),
+        ("default_lease", 1e300, f"default_lease must be {LEASE_RULE}, got 1e+300"),
+        pytest.param("default_lease", 10**400, LEASE_RULE, id="default_lease-10**400"),
+        ("default_lease", timedelta(seconds=30), f"default_lease must be {LEASE_RULE}, got"),
         ("backoff", {"base": 1}, "backoff must be a Backoff, got dict"),
     ],
 )
@@ -85,6 +95,14 @@ def test_queue_keeps_valid_options(cls: type[JobQueue | SyncJobQueue]) -> None:
     assert (queue.default_queue, queue.payload_max_bytes, queue.backoff, queue.clock()) == (
         "other", 10, backoff, 5.0,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("cls", QUEUES)
+async def test_defaults_at_their_caps_are_kept(cls: type[JobQueue | SyncJobQueue]) -> None:
+    queue = cls(MemoryJobStore(), default_lease=43_200, default_timeout=604_800.0)
+    result = queue.enqueue("report.build", {"region": "eu-north-1"})
+    job = (await result if isinstance(result, Awaitable) else result).job
+    assert (job.lease, job.timeout) == (43_200.0, 604_800.0)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 import uuid
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -16,7 +17,7 @@ from pydantic import BaseModel
 
 from sqsjobs import EnqueueRequest, Job, JobConfigError, JobStatus
 from sqsjobs._enqueue import prepare
-from sqsjobs._validation import plain_json
+from sqsjobs._validation import checked_json, plain_json
 
 from ._config import NOW, make_config
 
@@ -189,6 +190,64 @@ def test_cyclic_payload_rejected() -> None:
     assert "nested too deeply or contains a cycle" in message
 
 
+DIGITS = sys.get_int_max_str_digits()
+
+
+class Note(BaseModel):
+    title: str
+    tags: dict[str, int]
+    count: int = 0
+    extra: Any = None
+
+
+@pytest.mark.parametrize(
+    ("payload", "path", "reason"),
+    [
+        (10**DIGITS, "$", f"an int of more than {DIGITS} digits"),
+        ({"n": [1, -(10**DIGITS)]}, "$.n[1]", f"an int of more than {DIGITS} digits"),
+        ("caf\ud800e", "$", "a str with a lone surrogate '\\ud800' at index 3"),
+        ({"to": ["ok", "\udfff"]}, "$.to[1]", "a str with a lone surrogate '\\udfff' at index 0"),
+        ({"k\udc80": 1}, "$", "key 'k\\udc80' has a lone surrogate '\\udc80' at index 1"),
+        ({"a": {"b\ud83d": None}}, "$.a", "key 'b\\ud83d' has a lone surrogate"),
+        (Note(title="\ud800", tags={}), "$.title", "a str with a lone surrogate '\\ud800'"),
+        ({"note": Note(title="t", tags={}, count=10**DIGITS)}, "$.note.count", "an int of more"),
+        ({"note": Note(title="t", tags={}, extra=Opaque())}, "$.note", "the Note model could not"),
+    ],
+    ids=["int", "nested-int", "str", "nested-str", "key", "nested-key", "model-str", "model-int",
+         "model-unserializable"],
+)  # fmt: skip
+def test_payload_that_cannot_be_encoded_rejected(payload: Any, path: str, reason: str) -> None:
+    message = rejected("invalid_payload", payload=payload)
+    assert f"Job payload at {path}: " in message
+    assert reason in message
+    message.encode()  # the message itself can be printed, logged and stored
+
+
+def test_surrogate_in_a_key_on_the_path_is_escaped_in_the_message() -> None:
+    message = rejected("invalid_payload", payload={"\ud800x": {"y": 2**DIGITS * 10**DIGITS}})
+    assert "Job payload at $.\\ud800x.y: an int of more than" in message
+
+
+def test_largest_encodable_int_and_characters_beyond_the_bmp_accepted() -> None:
+    payload = {"n": 10**DIGITS - 1, "emoji": "\U0001f600 caf\u00e9", "😀": -(10**DIGITS - 1)}
+    assert build(payload=payload).payload == payload
+
+
+def test_unencodable_payload_never_reaches_the_idempotency_fingerprint() -> None:
+    message = rejected("invalid_payload", payload={"x": "\udc00"}, idempotency_key="order-7")
+    assert "lone surrogate" in message
+
+
+@pytest.mark.parametrize(
+    "result", [10**DIGITS, {"out": "\ud800"}, {"\udfff": 1}], ids=["int", "str", "key"]
+)
+def test_result_that_cannot_be_encoded_is_refused_like_a_payload(result: Any) -> None:
+    with pytest.raises(JobConfigError) as caught:
+        checked_json(result, 65536, "result")
+    assert caught.value.code == "invalid_payload"
+    assert str(caught.value).startswith("Job result at $")
+
+
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
@@ -263,11 +322,83 @@ def test_delay_and_run_at_set_run_at_and_status(
     assert job.status is status
 
 
+DAY = 86_400.0
+YEAR_AND_A_DAY = 366 * DAY
+
+
 @pytest.mark.parametrize("delay", [-1, -0.001, math.nan, math.inf, True, "5", timedelta(-1)])
 def test_bad_delay_rejected(delay: Any) -> None:
     message = rejected("invalid_option", delay=delay)
-    assert "Invalid delay" in message
-    assert "finite number of seconds >= 0 or a timedelta" in message
+    assert message == (
+        f"Invalid delay {delay!r}: must be a finite number of seconds >= 0 and <= 31622400 "
+        "(366 days) or a timedelta"
+    )
+
+
+@pytest.mark.parametrize(
+    "delay",
+    [
+        YEAR_AND_A_DAY + 0.001,
+        1e300,
+        pytest.param(2**1100, id="2**1100"),
+        timedelta(days=366, microseconds=1),
+        timedelta.max,
+    ],
+)
+def test_delay_beyond_a_year_and_a_day_rejected(delay: Any) -> None:
+    message = rejected("invalid_option", delay=delay)
+    assert message.startswith(f"Invalid delay {delay!r}: ")
+    assert "<= 31622400 (366 days)" in message
+
+
+@pytest.mark.parametrize("delay", [YEAR_AND_A_DAY, timedelta(days=366), 31_536_000.123456])
+def test_delay_up_to_a_year_and_a_day_accepted(delay: Any) -> None:
+    seconds = delay.total_seconds() if isinstance(delay, timedelta) else delay
+    assert build(delay=delay).run_at == datetime.fromtimestamp(NOW + seconds, UTC)
+
+
+def _ahead(seconds: float, tz: timezone = UTC) -> datetime:
+    return datetime.fromtimestamp(NOW, tz) + timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize(
+    "run_at",
+    [
+        _ahead(YEAR_AND_A_DAY + 0.001),
+        _ahead(YEAR_AND_A_DAY + 1, timezone(timedelta(hours=-9, minutes=-30))),
+        datetime.max.replace(tzinfo=UTC),
+        datetime.max.replace(tzinfo=timezone(timedelta(hours=-23))),
+        datetime.max.replace(tzinfo=timezone(timedelta(hours=14))),
+    ],
+)
+def test_run_at_beyond_a_year_and_a_day_rejected(run_at: datetime) -> None:
+    message = rejected("invalid_option", run_at=run_at)
+    assert message.startswith(f"Invalid run_at {run_at!r}: must be at most 366 days ")
+
+
+@pytest.mark.parametrize(
+    "run_at",
+    [
+        _ahead(YEAR_AND_A_DAY),
+        _ahead(YEAR_AND_A_DAY, timezone(timedelta(hours=5, minutes=45))),
+        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime.min.replace(tzinfo=timezone(timedelta(hours=-3))),
+    ],
+)
+def test_run_at_up_to_a_year_and_a_day_or_in_the_past_accepted(run_at: datetime) -> None:
+    job = build(run_at=run_at)
+    assert job.run_at == run_at
+    expected = JobStatus.DELAYED if run_at.timestamp() > NOW else JobStatus.QUEUED
+    assert job.status is expected
+
+
+def test_run_at_before_the_first_utc_instant_rejected() -> None:
+    run_at = datetime.min.replace(tzinfo=timezone(timedelta(hours=5)))  # 0000-12-31T19:00Z
+    message = rejected("invalid_option", run_at=run_at)
+    assert message == (
+        f"Invalid run_at {run_at!r}: must fall between 0001-01-01 and 9999-12-31 in UTC"
+    )
 
 
 @pytest.mark.parametrize("run_at", [datetime(2030, 1, 1), "2030-01-01T00:00:00Z", NOW])
@@ -285,15 +416,22 @@ def test_delay_and_run_at_together_rejected() -> None:
 # -- numeric options --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("priority", [0, -5, 10**6])
+@pytest.mark.parametrize("priority", [0, -5, 10**6, -(2**31), 2**31 - 1, Level.HIGH])
 def test_priority_accepted(priority: int) -> None:
-    assert build(priority=priority).priority == priority
+    job = build(priority=priority)
+    assert job.priority == priority
+    assert type(job.priority) is int
 
 
-@pytest.mark.parametrize("priority", [True, False, 1.0, "1", None])
-def test_priority_must_be_an_int_not_a_bool(priority: Any) -> None:
+@pytest.mark.parametrize(
+    "priority", [True, False, 1.0, "1", None, 2**31, -(2**31) - 1, 2**53 + 1, -(10**40)]
+)
+def test_priority_must_be_a_signed_32_bit_int_not_a_bool(priority: Any) -> None:
     message = rejected("invalid_option", priority=priority)
-    assert message == f"Invalid priority {priority!r}: must be an int"
+    assert message == (
+        f"Invalid priority {priority!r}: must be an int from -2147483648 to 2147483647 "
+        "(signed 32-bit)"
+    )
 
 
 @pytest.mark.parametrize("max_attempts", [1, 2, 100])
@@ -308,26 +446,57 @@ def test_max_attempts_must_be_an_int_of_at_least_one(max_attempts: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("timeout", "stored"), [(0, 0.0), (0.5, 0.5), (timedelta(seconds=90), 90.0)]
-)
+    ("timeout", "stored"),
+    [(0, 0.0), (0.5, 0.5), (timedelta(seconds=90), 90.0), (7 * DAY, 7 * DAY),
+     (timedelta(days=7), 7 * DAY)],
+)  # fmt: skip
 def test_timeout_accepted(timeout: Any, stored: float) -> None:
     assert build(timeout=timeout).timeout == stored
 
 
-@pytest.mark.parametrize("timeout", [-1, math.nan, math.inf, True, "1"])
+@pytest.mark.parametrize(
+    "timeout",
+    [-1, math.nan, math.inf, True, "1", 7 * DAY + 0.001, 1e300, timedelta(days=7, microseconds=1),
+     timedelta.max],
+)  # fmt: skip
 def test_bad_timeout_rejected(timeout: Any) -> None:
     message = rejected("invalid_option", timeout=timeout)
-    assert "Invalid timeout" in message
-    assert "finite number of seconds >= 0" in message
+    assert message == (
+        f"Invalid timeout {timeout!r}: must be a finite number of seconds >= 0 and <= 604800 "
+        "(7 days) or a timedelta"
+    )
 
 
-@pytest.mark.parametrize(("lease", "stored"), [(0.5, 0.5), (timedelta(minutes=2), 120.0)])
+@pytest.mark.parametrize(
+    ("lease", "stored"),
+    [(0.5, 0.5), (timedelta(minutes=2), 120.0), (43_200, 43_200.0),
+     (timedelta(hours=12), 43_200.0)],
+)  # fmt: skip
 def test_lease_accepted(lease: Any, stored: float) -> None:
     assert build(lease=lease).lease == stored
 
 
-@pytest.mark.parametrize("lease", [0, -1, math.nan, math.inf, False, timedelta(0)])
+@pytest.mark.parametrize(
+    "lease",
+    [0, -1, math.nan, math.inf, False, timedelta(0), 43_200.001, 1e300,
+     pytest.param(10**400, id="10**400"), timedelta(hours=12, microseconds=1), timedelta.max],
+)  # fmt: skip
 def test_bad_lease_rejected(lease: Any) -> None:
     message = rejected("invalid_option", lease=lease)
-    assert "Invalid lease" in message
-    assert "finite number of seconds > 0" in message
+    assert message == (
+        f"Invalid lease {lease!r}: must be a finite number of seconds > 0 and <= 43200 "
+        "(SQS's visibility cap) or a timedelta"
+    )
+
+
+def test_lease_error_reads_as_documented() -> None:
+    assert rejected("invalid_option", lease=1e300) == (
+        "Invalid lease 1e+300: must be a finite number of seconds > 0 and <= 43200 "
+        "(SQS's visibility cap) or a timedelta"
+    )
+
+
+@pytest.mark.parametrize("option", ["priority", "lease", "timeout", "delay"])
+def test_an_int_too_long_to_print_is_refused_with_a_readable_message(option: str) -> None:
+    message = rejected("invalid_option", **{option: 10**DIGITS})
+    assert message.startswith(f"Invalid {option} <an int of more than {DIGITS} digits>: must be ")
