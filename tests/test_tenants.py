@@ -19,6 +19,8 @@ from sqsjobs import (
     JobStatus,
     MemoryJobStore,
     SyncJobQueue,
+    SyncTenantJobQueue,
+    TenantJobQueue,
 )
 
 from .conformance.harness import FakeClock
@@ -66,6 +68,8 @@ def test_for_tenant_refuses_an_invalid_tenant_at_once(queue: Queue, tenant: Any)
 def test_a_view_has_its_facades_methods_async_or_blocking(queue: Queue) -> None:
     view = queue.for_tenant("acme")
     assert view.tenant == "acme"
+    # The view types are public, so callers can annotate what they hand around.
+    assert type(view) is (TenantJobQueue if isinstance(queue, JobQueue) else SyncTenantJobQueue)
     for method in ("enqueue", "enqueue_many", "get", "cancel", "list"):
         facade_async = inspect.iscoroutinefunction(getattr(queue, method))
         assert inspect.iscoroutinefunction(getattr(view, method)) is facade_async, method
