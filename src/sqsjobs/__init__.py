@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ._memory import MemoryJobStore
     from ._queue import JobQueue, SyncJobQueue
     from ._store import JobStore, SyncJobStore
+    from ._tenant import SyncTenantJobQueue, TenantJobQueue
     from ._worker import JobWorker, WorkerState
 
 _LAZY = {
@@ -45,6 +46,8 @@ _LAZY = {
     "SyncJobQueue": "._queue",
     "JobStore": "._store",
     "SyncJobStore": "._store",
+    "SyncTenantJobQueue": "._tenant",
+    "TenantJobQueue": "._tenant",
     "JobWorker": "._worker",
     "WorkerState": "._worker",
 }
@@ -86,6 +89,8 @@ __all__ = [
     "MemoryJobStore",
     "SyncJobQueue",
     "SyncJobStore",
+    "SyncTenantJobQueue",
+    "TenantJobQueue",
     "WorkerState",
     "compute_backoff",
     "job_idempotency_key",

@@ -1,8 +1,11 @@
 """Idempotency keys and fingerprints: what makes a duplicate producer harmless.
 
-A key is scoped to its queue and bound, by the first enqueue, to a fingerprint of the
-request's name, tenant and payload. A later enqueue with the same key and fingerprint is
-a duplicate (the existing job is returned); a different fingerprint is a conflict.
+A key is scoped to ``(queue, tenant, key)``, no tenant being a scope of its own, so one
+tenant reusing another's raw key gets its own job instead of a conflict that names (and
+so reveals) the other tenant's job. Within its scope a key is bound, by the first
+enqueue, to a fingerprint of the request's name, tenant and payload. A later enqueue
+with the same key and fingerprint is a duplicate (the existing job is returned); a
+different fingerprint is a conflict.
 """
 
 from __future__ import annotations

@@ -75,7 +75,8 @@ class _Core:
         self.clock = clock
         self.lock = threading.Lock()
         self.records: dict[str, Record] = {}
-        self.keys: dict[tuple[str, str], str] = {}
+        # (queue, tenant, idempotency key) -> id: no tenant (None) is a scope of its own.
+        self.keys: dict[tuple[str, str | None, str], str] = {}
         self.queues: dict[str, _QueueIndex] = {}
         self.expiries: list[tuple[float, str]] = []
 
@@ -100,7 +101,7 @@ class _Core:
 
     def _put(self, job: Job, fingerprint: str | None, now: float) -> EnqueueResult:
         if job.idempotency_key is not None:
-            existing = self._holder(job.queue, job.idempotency_key, now)
+            existing = self._holder((job.queue, job.tenant, job.idempotency_key), now)
             if existing is not None:
                 if existing.fingerprint != fingerprint:
                     raise JobIdempotencyConflictError(job.idempotency_key, existing.id)
@@ -117,13 +118,13 @@ class _Core:
         record = Record.from_job(job, fingerprint)
         self.records[record.id] = record
         if record.idempotency_key is not None:
-            self.keys[(record.queue, record.idempotency_key)] = record.id
+            self.keys[(record.queue, record.tenant, record.idempotency_key)] = record.id
         self._index(record)
         return EnqueueResult(record.to_job(), duplicate=False)
 
-    def _holder(self, queue: str, key: str, now: float) -> Record | None:
-        """The live record bound to ``key``; an expired one is dropped and frees the key."""
-        record_id = self.keys.get((queue, key))
+    def _holder(self, scope: tuple[str, str | None, str], now: float) -> Record | None:
+        """The live record bound to a key's scope; an expired one is dropped and frees it."""
+        record_id = self.keys.get(scope)
         record = None if record_id is None else self.records.get(record_id)
         if record is not None and is_expired(record.expires_at, now):
             self._drop(record)
@@ -339,7 +340,7 @@ class _Core:
     def _drop(self, record: Record) -> None:
         del self.records[record.id]
         if record.idempotency_key is not None:
-            self.keys.pop((record.queue, record.idempotency_key), None)
+            self.keys.pop((record.queue, record.tenant, record.idempotency_key), None)
 
     # -- wake-ups ------------------------------------------------------------------------
 

@@ -21,6 +21,8 @@ from ._errors import JobBatchError
 from ._log import Event, default_logger, log_event
 from ._models import EnqueueRequest, EnqueueResult, Job, JobPage, JobStatus
 from ._store import JobStore, SyncJobStore, sync_face
+from ._tenant import SyncTenantJobQueue, TenantJobQueue
+from ._validation import check_tenant
 
 DEFAULT_BACKOFF = Backoff()
 
@@ -102,6 +104,13 @@ class _BaseQueue:
 class JobQueue(_BaseQueue):
     """Enqueue, read and cancel jobs from async code."""
 
+    def for_tenant(self, tenant: str) -> TenantJobQueue:
+        """A view that enqueues for ``tenant`` and reads, cancels and lists only its jobs.
+
+        Hand it to code that serves one tenant; an invalid id is refused here, at once.
+        """
+        return TenantJobQueue(self, check_tenant(tenant))
+
     async def enqueue(
         self,
         name: str,
@@ -161,6 +170,10 @@ class SyncJobQueue(_BaseQueue):
     @cached_property
     def _sync(self) -> SyncJobStore:
         return sync_face(self.store)
+
+    def for_tenant(self, tenant: str) -> SyncTenantJobQueue:
+        """``JobQueue.for_tenant``, blocking: a view bound to ``tenant``."""
+        return SyncTenantJobQueue(self, check_tenant(tenant))
 
     def enqueue(
         self,

@@ -36,10 +36,11 @@ def test_put_is_one_conditional_write_then_one_send() -> None:
     }  # fmt: skip
 
 
-def test_put_of_a_keyed_job_takes_the_id_its_key_determines() -> None:
-    made = prepared(idempotency_key="k")
-    result = drive(_flows.put(layout(), made.job, made.fingerprint, NOW), FakeAws())
-    assert result.job.id == keyed_id("default", "k") != made.job.id
+def test_put_of_a_keyed_job_takes_the_id_its_queue_tenant_and_key_determine() -> None:
+    for tenant in (None, "acme"):
+        made = prepared(idempotency_key="k", tenant=tenant)
+        result = drive(_flows.put(layout(), made.job, made.fingerprint, NOW), FakeAws())
+        assert result.job.id == keyed_id("default", tenant, "k") != made.job.id
 
 
 def test_a_refused_put_returns_the_holder_without_a_read_or_a_send() -> None:

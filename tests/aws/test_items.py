@@ -35,10 +35,31 @@ def test_numbers_are_plain_decimals_that_read_back_exactly(value: float) -> None
     assert float(text) == value
 
 
-def test_keyed_ids_depend_on_queue_and_key_only() -> None:
-    assert keyed_id("default", "k") == keyed_id("default", "k")
-    assert len({keyed_id("default", "k"), keyed_id("other", "k"), keyed_id("default", "j")}) == 3
-    assert len(keyed_id("default", "k")) == 32
+def test_keyed_ids_depend_on_queue_tenant_and_key() -> None:
+    assert keyed_id("default", "acme", "k") == keyed_id("default", "acme", "k")
+    triples = [("default", "acme", "k"), ("other", "acme", "k"), ("default", "acme", "j"),
+               ("default", "globex", "k"), ("default", None, "k")]  # fmt: skip
+    assert len({keyed_id(*triple) for triple in triples}) == len(triples)
+    assert len(keyed_id("default", None, "k")) == 32
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        # Tenant ids that spell a no-tenant marker are tenants, not the no-tenant scope.
+        (("default", None, "k"), ("default", "null", "k")),
+        (("default", None, "k"), ("default", "none", "k")),
+        # Parts that a plain join would run together stay apart.
+        (("default", "a", "b/k"), ("default", "a-b", "k")),
+        (("q", "a", "k"), ("q-a", None, "k")),
+        (("default", None, "acme/k"), ("default", "acme", "k")),
+        (("default", None, "k"), ("default", "", "k")),
+    ],
+)
+def test_keyed_ids_are_unambiguous(
+    one: tuple[str, str | None, str], two: tuple[str, str | None, str]
+) -> None:
+    assert keyed_id(*one) != keyed_id(*two)
 
 
 def test_index_keys_sort_by_queue_then_time_then_id() -> None:

@@ -32,10 +32,10 @@ PUT_ID = "put_id"
 
 
 def placed(job: Job) -> Job:
-    """The job as written: a keyed job takes the id its ``(queue, key)`` determines."""
+    """The job as written: a keyed job takes the id its ``(queue, tenant, key)`` determines."""
     if job.idempotency_key is None:
         return job
-    return job.model_copy(update={"id": keyed_id(job.queue, job.idempotency_key)})
+    return job.model_copy(update={"id": keyed_id(job.queue, job.tenant, job.idempotency_key)})
 
 
 def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:

@@ -47,9 +47,14 @@ def job_key(job_id: str) -> Item:
     return {"pk": {"S": job_pk(job_id)}}
 
 
-def keyed_id(queue: str, idempotency_key: str) -> str:
-    """The id every job with this ``(queue, key)`` gets, so one write finds the holder."""
-    return hashlib.sha256(f"{queue}\n{idempotency_key}".encode()).hexdigest()[:32]
+def keyed_id(queue: str, tenant: str | None, idempotency_key: str) -> str:
+    """The id every job with this ``(queue, tenant, key)`` gets, so one write finds the holder.
+
+    The triple is hashed as a JSON array: its quoting keeps the parts apart whatever they
+    contain, and no tenant (``null``) differs from every tenant id, ``"null"`` included.
+    """
+    scope = json.dumps([queue, tenant, idempotency_key], separators=(",", ":"))
+    return hashlib.sha256(scope.encode()).hexdigest()[:32]
 
 
 def shard(job_id: str) -> int:

@@ -1,0 +1,201 @@
+"""Tenant-bound views, ``JobQueue.for_tenant`` and ``SyncJobQueue.for_tenant`` (SPEC §6).
+
+A view enqueues for its tenant only and cannot read, cancel or list another tenant's
+jobs, so code handed a view for tenant A cannot reach tenant B through it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any
+
+import pytest
+
+from sqsjobs import (
+    EnqueueRequest,
+    JobConfigError,
+    JobQueue,
+    JobStatus,
+    MemoryJobStore,
+    SyncJobQueue,
+    SyncTenantJobQueue,
+    TenantJobQueue,
+)
+
+from .conformance.harness import FakeClock
+from .test_queue import call
+
+T = 1796094741.2439704
+Queue = JobQueue | SyncJobQueue
+KEY = "invoice/7f3a9c41-2026-11"
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(T)
+
+
+@pytest.fixture
+def store(clock: FakeClock) -> MemoryJobStore:
+    return MemoryJobStore(clock=clock)
+
+
+@pytest.fixture(params=[JobQueue, SyncJobQueue], ids=["async", "sync"])
+def queue(request: pytest.FixtureRequest, store: MemoryJobStore, clock: FakeClock) -> Queue:
+    cls: type[Queue] = request.param
+    return cls(store, clock=clock, default_queue="billing", default_max_attempts=4,
+               default_lease=12.5)  # fmt: skip
+
+
+async def ids(page: Any) -> list[str]:
+    return [job.id for job in (await call(page)).jobs]
+
+
+# -- for_tenant -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tenant", ["Acme", "", "-acme", "acme-", "a" * 64, "acme\n", "zoë", None, 7]
+)
+def test_for_tenant_refuses_an_invalid_tenant_at_once(queue: Queue, tenant: Any) -> None:
+    with pytest.raises(JobConfigError) as caught:
+        queue.for_tenant(tenant)
+    assert caught.value.code == "invalid_option"
+    assert "tenant" in str(caught.value)
+
+
+def test_a_view_has_its_facades_methods_async_or_blocking(queue: Queue) -> None:
+    view = queue.for_tenant("acme")
+    assert view.tenant == "acme"
+    # The view types are public, so callers can annotate what they hand around.
+    assert type(view) is (TenantJobQueue if isinstance(queue, JobQueue) else SyncTenantJobQueue)
+    for method in ("enqueue", "enqueue_many", "get", "cancel", "list"):
+        facade_async = inspect.iscoroutinefunction(getattr(queue, method))
+        assert inspect.iscoroutinefunction(getattr(view, method)) is facade_async, method
+
+
+@pytest.mark.parametrize("method", ["enqueue", "enqueue_many", "get", "cancel", "list"])
+def test_a_views_methods_take_the_facades_arguments(queue: Queue, method: str) -> None:
+    """An option added to the façade and not to the views fails here, not in a user's call."""
+
+    def shape(function: Any) -> list[tuple[str, Any, Any]]:
+        return [(p.name, p.kind, p.default)
+                for p in inspect.signature(function).parameters.values()]  # fmt: skip
+
+    assert shape(getattr(queue.for_tenant("acme"), method)) == shape(getattr(queue, method))
+
+
+# -- enqueue ----------------------------------------------------------------------------
+
+
+async def test_a_view_enqueues_for_its_tenant_with_the_queues_defaults(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    view = queue.for_tenant("acme")
+    with caplog.at_level(logging.INFO, logger="sqsjobs"):
+        result = await call(view.enqueue("invoice.send", {"to": "zoë@acme.example"}))
+    job = result.job
+    assert (result.duplicate, job.tenant, job.queue) == (False, "acme", "billing")
+    assert (job.max_attempts, job.lease, job.payload) == (4, 12.5, {"to": "zoë@acme.example"})
+    assert await call(queue.get(job.id)) == job
+    assert [getattr(r, "job_id", None) for r in caplog.records] == [job.id]
+    own = await call(view.enqueue("invoice.send", tenant="acme", queue="other", priority=3))
+    assert (own.job.tenant, own.job.queue, own.job.priority) == ("acme", "other", 3)
+
+
+async def test_a_view_refuses_another_tenant_before_writing(queue: Queue) -> None:
+    view = queue.for_tenant("acme")
+    for other in ("globex", "ACME"):
+        with pytest.raises(JobConfigError) as caught:
+            await call(view.enqueue("invoice.send", tenant=other, idempotency_key=KEY))
+        assert caught.value.code == "invalid_option"
+        assert repr(other) in str(caught.value) and "'acme'" in str(caught.value)
+    assert await ids(queue.list()) == []
+
+
+async def test_enqueue_many_binds_every_request_to_the_views_tenant(queue: Queue) -> None:
+    view = queue.for_tenant("globex")
+    results = await call(view.enqueue_many([
+        EnqueueRequest("invoice.send", {"n": 1}),
+        EnqueueRequest("invoice.send", {"n": 2}, tenant="globex", queue="other"),
+        EnqueueRequest("invoice.send", {"n": 1}, idempotency_key=KEY),
+    ]))  # fmt: skip
+    assert [(r.job.tenant, r.job.payload, r.duplicate) for r in results] == [
+        ("globex", {"n": 1}, False), ("globex", {"n": 2}, False), ("globex", {"n": 1}, False),
+    ]  # fmt: skip
+
+
+async def test_enqueue_many_checks_every_request_before_writing_any(queue: Queue) -> None:
+    view = queue.for_tenant("globex")
+    requests = [EnqueueRequest("invoice.send", {"n": n}) for n in range(3)]
+    with pytest.raises(JobConfigError) as caught:
+        await call(view.enqueue_many([*requests, EnqueueRequest("invoice.send", tenant="acme")]))
+    assert caught.value.code == "invalid_option"
+    assert "3" in str(caught.value) and "'acme'" in str(caught.value)
+    with pytest.raises(JobConfigError) as caught:
+        await call(view.enqueue_many([*requests, "invoice.send"]))  # type: ignore[list-item]
+    assert caught.value.code == "invalid_option"
+    assert await ids(queue.list()) == []
+
+
+# -- isolation between tenants ----------------------------------------------------------
+
+
+async def test_another_tenant_reusing_a_key_gets_its_own_job_and_cannot_reach_the_first(
+    queue: Queue,
+) -> None:
+    acme, globex = queue.for_tenant("acme"), queue.for_tenant("globex")
+    first = await call(acme.enqueue("invoice.send", {"total": 12.5}, idempotency_key=KEY))
+    second = await call(globex.enqueue("invoice.send", {"total": 99.0}, idempotency_key=KEY))
+    assert second.duplicate is False
+    assert second.job.id != first.job.id
+    assert await call(globex.get(first.job.id)) is None
+    assert await call(globex.cancel(first.job.id)) is False
+    assert (await call(acme.get(first.job.id))).status is JobStatus.QUEUED
+    again = await call(acme.enqueue("invoice.send", {"total": 12.5}, idempotency_key=KEY))
+    assert (again.duplicate, again.job.id) == (True, first.job.id)
+
+
+async def test_a_view_cannot_read_or_cancel_jobs_without_a_tenant(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    shared = (await call(queue.enqueue("report.build", {"month": "2026-11"}))).job
+    view = queue.for_tenant("acme")
+    with caplog.at_level(logging.INFO, logger="sqsjobs"):
+        assert await call(view.get(shared.id)) is None
+        assert await call(view.cancel(shared.id)) is False
+        assert await call(view.cancel("0" * 32)) is False
+    assert caplog.records == []
+    assert (await call(queue.get(shared.id))).status is JobStatus.QUEUED
+
+
+async def test_a_view_cancels_its_own_job(queue: Queue, clock: FakeClock) -> None:
+    view = queue.for_tenant("initech")
+    job = (await call(view.enqueue("invoice.send", delay=90.25))).job
+    clock.advance(1.0000003)
+    assert await call(view.cancel(job.id)) is True
+    cancelled = await call(view.get(job.id))
+    assert cancelled.status is JobStatus.CANCELLED
+    assert await call(view.cancel(job.id)) is False
+
+
+async def test_a_view_lists_only_its_tenant(queue: Queue, clock: FakeClock) -> None:
+    acme = queue.for_tenant("acme")
+    mine = []
+    for n, tenant in enumerate(["acme", "globex", None, "acme", "initech", "acme"]):
+        result = await call(queue.enqueue("invoice.send", {"n": n}, tenant=tenant,
+                                          queue="other" if n == 5 else None))  # fmt: skip
+        if tenant == "acme":
+            mine.append(result.job.id)
+        clock.advance(0.0173)
+    assert await ids(acme.list()) == mine
+    assert await ids(acme.list(tenant="acme")) == mine
+    assert await ids(acme.list(queue="other")) == mine[2:]
+    first = await call(acme.list(limit=2))
+    assert [j.id for j in first.jobs] == mine[:2]
+    assert await ids(acme.list(limit=2, cursor=first.next_cursor)) == mine[2:]
+    with pytest.raises(JobConfigError) as caught:
+        await call(acme.list(tenant="globex"))
+    assert caught.value.code == "invalid_option"
+    assert "'globex'" in str(caught.value) and "'acme'" in str(caught.value)
