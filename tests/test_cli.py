@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from botocore.exceptions import EndpointConnectionError
 from click.testing import CliRunner, Result
 
 from sqsjobs.cli import _demo, main
@@ -166,6 +167,32 @@ def test_an_unexpected_error_names_its_type(monkeypatch: pytest.MonkeyPatch) -> 
     result = invoke("demo", "--memory")
     assert result.exit_code == 1
     assert result.stderr == "error: KeyError: 'queue_url'\n"
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_error_lines_and_tracebacks_never_show_url_credentials(
+    monkeypatch: pytest.MonkeyPatch, debug: bool
+) -> None:
+    url = (
+        "https://AKIAEXAMPLE:wJalr%2FXUtnFEMI@sqs.eu-west-1.amazonaws.com/000000000000/jobs"
+        "?X-Amz-Credential=AKIAEXAMPLE%2F20300101%2Feu-west-1&X-Amz-Security-Token=FQoGZXIv"
+        "&X-Amz-Signature=9f2c07ab&Action=ReceiveMessage"
+    )
+
+    async def unreachable(*args: object, **kwargs: object) -> None:
+        raise EndpointConnectionError(endpoint_url=f"{url}\n\x1b[2Jforged")
+
+    monkeypatch.setattr(_demo, "enqueue_plan", unreachable)
+    result = invoke(*(["--debug"] if debug else []), "demo", "--memory")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "error: EndpointConnectionError: Could not connect to the endpoint URL: "
+        '"https://***@sqs.eu-west-1.amazonaws.com/000000000000/jobs?X-Amz-Credential=***'
+        '&X-Amz-Security-Token=***&X-Amz-Signature=***&Action=ReceiveMessage \\x1b[2Jforged"'
+    )
+    assert ("Traceback (most recent call last)" in result.stderr) is debug
+    for secret in ("AKIAEXAMPLE", "wJalr", "FQoGZXIv", "9f2c07ab", "\x1b"):
+        assert secret not in result.stderr
 
 
 @pytest.mark.slow

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from ._text import safe_line
+
 if TYPE_CHECKING:
     from ._models import EnqueueResult
 
@@ -89,8 +91,12 @@ class JobBatchError(Exception):
 
 
 def describe_error(error: BaseException) -> str:
-    """The ``last_error`` text for a failure: ``"ExcName: message"``, capped in length."""
-    text = f"{type(error).__name__}: {error}"
+    """The ``last_error`` text for a failure: ``"ExcName: message"``, capped in length.
+
+    Also the ``error`` of every log record about a failure, so it is one line with no
+    URL credentials (see ``_text``) whoever wrote the message.
+    """
+    text = safe_line(f"{type(error).__name__}: {error}")
     if len(text) > MAX_ERROR_CHARS:
         return text[: MAX_ERROR_CHARS - 1] + "…"
     return text

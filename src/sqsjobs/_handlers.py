@@ -16,7 +16,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -24,6 +24,9 @@ from ._errors import JobConfigError, JobFatalError
 from ._log import job_fields
 from ._models import Job
 from ._validation import check_job_name
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 Handler = Callable[["JobContext"], Awaitable[Any]] | Callable[["JobContext"], Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,18 +94,33 @@ class HandlerSpec:
         return cls(name, function, model, order, _is_async(function))
 
     def parse(self, payload: Any) -> Any:
-        """The payload as the handler wants it; a mismatch is fatal, since no retry fixes it."""
+        """The payload as the handler wants it; a mismatch is fatal, since no retry fixes it.
+
+        The error names where and how the payload failed, never what it held: pydantic's
+        own text quotes the input (``input_value='4111-...'``), and so may a validator's
+        message, yet ``last_error`` and the logs must not carry a payload. The error is
+        raised outside the ``except`` so it does not chain the ``ValidationError`` either.
+        """
         if self.model is None:
             return payload
         try:
             return self.model.model_validate(payload)
         except ValidationError as invalid:
-            raise JobFatalError(
-                f"Payload does not match {self.model.__name__}: {invalid}"
-            ) from invalid
+            problems = invalid.errors(include_url=False, include_context=False, include_input=False)
+        raise JobFatalError(f"Payload does not match {self.model.__name__}: {_listed(problems)}")
 
     def arguments(self, ctx: JobContext) -> list[Any]:
         return [ctx.payload if part == "payload" else ctx for part in self.order]
+
+
+def _listed(problems: list[ErrorDetails]) -> str:
+    """``2 errors: card (string_pattern_mismatch), lines.1.qty (int_parsing)``."""
+    count = f"{len(problems)} error{'' if len(problems) == 1 else 's'}"
+    where = ", ".join(
+        f"{'.'.join(str(part) for part in problem['loc']) or 'payload'} ({problem['type']})"
+        for problem in problems
+    )
+    return f"{count}: {where}"
 
 
 def _argument_order(name: str, function: Callable[..., Any]) -> tuple[str, ...]:

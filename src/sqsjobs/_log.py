@@ -3,6 +3,8 @@
 Each record carries ``event`` and the job's ``job_id``, ``job_name``, ``queue`` and
 ``attempt`` as ``extra`` fields, so a JSON formatter or a log query can filter on them.
 Payloads are never logged: they may hold personal data, and the job id finds them.
+The message and every text field are made one line without URL credentials here, so
+no caller can let an exception's text forge a record (see ``_text``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from ._models import Job
+from ._text import safe_line
 
 LOGGER_NAME = "sqsjobs"
 
@@ -56,5 +59,7 @@ def log_event(
     fields: dict[str, Any] = {"event": event.value}
     if job is not None:
         fields.update(job_fields(job))
-    fields.update(extra)
-    logger.log(level, message, extra=fields)
+    fields.update(
+        (key, safe_line(value) if isinstance(value, str) else value) for key, value in extra.items()
+    )
+    logger.log(level, safe_line(message), extra=fields)

@@ -7,10 +7,14 @@ any endpoint through boto3's chain, and the stack it makes is one ``--stack`` ca
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from sqsjobs.infra import TEMPLATES, template_text
+from sqsjobs.cli import _infra
+from sqsjobs.infra import TEMPLATES, StackEvent, template_text
 from tests.aws.emulator import unique_prefix
 
 from .conftest import PLAIN, Env, invoke
@@ -77,3 +81,25 @@ def test_deploy_needs_a_stack_name() -> None:
     result = invoke({}, "infra", "deploy")
     assert result.exit_code == 2
     assert "Missing option '--stack'" in result.stderr
+
+
+def test_deploy_prints_names_reasons_and_outputs_literally(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stack name, a CloudFormation reason and an output are printed as they are."""
+    name = "[/x][link=https://example.invalid]app[/link]"
+    reason = "Resource handler returned message: [/Queue] :thumbs_up:\x1b[2J"
+
+    def deploy_stack(stack: str, *, on_event: Callable[[StackEvent], None], **kw: Any) -> Any:
+        assert stack == name
+        at = datetime.fromtimestamp(1796094741.2439704, UTC)
+        on_event(StackEvent("e1", at, "JobQueue", "AWS::SQS::Queue", "CREATE_FAILED", reason))
+        return {"QueueUrl": "https://sqs.invalid/[bold]q[/bold]"}
+
+    monkeypatch.setattr(_infra, "deploy_stack", deploy_stack)
+    result = invoke(PLAIN, "infra", "deploy", "--stack", name)
+    assert result.exit_code == 0, result.output
+    assert f"Stack {name} is ready (" in result.stdout
+    assert "Resource handler returned message: [/Queue] :thumbs_up:\\x1b[2J" in result.stdout
+    assert "Outputs of stack" in result.stdout
+    assert result.stdout.count(name) == 2  # the title wraps at the table's width
+    assert "https://sqs.invalid/[bold]q[/bold]" in result.stdout
+    assert "\x1b" not in result.stdout

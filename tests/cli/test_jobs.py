@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 
 from sqsjobs import JobQueue, JobStatus, JobWorker, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
-from .conftest import Env, invoke
+from .conftest import PLAIN, Env, invoke
 
 ROW = re.compile(r"^│ (?P<id>[0-9a-f]{32}) │ (?P<queue>\S+) +│ (?P<name>\S+) +│ (?P<status>\w+) +│")
 
@@ -111,3 +112,33 @@ def test_endpoint_url_option_overrides_the_environment(cli_env: Env, aws_endpoin
     result = invoke(unreachable, "jobs", "list", "--endpoint-url", aws_endpoint)
     assert result.exit_code == 0, result.output
     assert "Jobs in every queue" in result.stdout
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_an_unreachable_endpoint_s_credentials_stay_out_of_the_error_line() -> None:
+    port = closed_port()
+    endpoint = f"http://AKIAEXAMPLE:s3cr%2Ft-Wört@127.0.0.1:{port}"
+    env = {
+        **PLAIN,
+        "SQSJOBS_STACK": None,
+        "SQSJOBS_TABLE": "jobs-table",
+        "SQSJOBS_QUEUES": f"default={endpoint}/000000000000/jobs?X-Amz-Security-Token=FQoGZX",
+        "AWS_ENDPOINT_URL": None,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "eu-west-1",
+    }
+    result = invoke(env, "jobs", "show", "0123456789abcdef", "--endpoint-url", endpoint)
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        "error: EndpointConnectionError: Could not connect to the endpoint URL: "
+        f'"http://***@127.0.0.1:{port}/"\n'
+    )
+    for secret in ("AKIAEXAMPLE", "s3cr", "Wört", "FQoGZX"):
+        assert secret not in result.output

@@ -6,6 +6,9 @@ from ``SQSJOBS_*`` and ``AWS_ENDPOINT_URL``), reaching this session's emulator o
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -13,12 +16,14 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import cast
 
 import boto3
 import pytest
 
 from sqsjobs import Job, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.cli._worker import reconcile_periodically
 from sqsjobs.infra import deploy_stack
 from tests.aws.emulator import unique_prefix
 
@@ -171,3 +176,30 @@ def test_a_bad_registry_or_queue_exits_2(cli_env: Env, args: list[str], message:
     result = invoke(cli_env, "worker", *args)
     assert result.exit_code == 2, result.output
     assert message in result.stderr
+
+
+async def test_a_failed_reconciler_pass_logs_one_line_without_credentials(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tried = asyncio.Event()
+
+    class Unreachable:
+        async def reconcile(self) -> None:
+            tried.set()  # the pass fails and logs before the task next yields
+            raise ConnectionError(
+                'Could not connect to the endpoint URL: "http://AKIAEXAMPLE:s3cret@127.0.0.1:9/"'
+                "\nINFO sqsjobs.cli Reconciler re-sent 0 lost message(s)"
+            )
+
+    with caplog.at_level(logging.WARNING, logger="sqsjobs.cli"):
+        task = asyncio.create_task(reconcile_periodically(cast(SqsJobStore, Unreachable()), 3600))
+        await tried.wait()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "Reconciler pass failed (will retry in 3600s): ConnectionError: Could not connect to the "
+        'endpoint URL: "http://***@127.0.0.1:9/"\\nINFO sqsjobs.cli Reconciler re-sent 0 lost '
+        "message(s)"
+    )

@@ -4,7 +4,8 @@ Every command runs inside ``SqsJobsGroup.invoke``, the single place that turns a
 into an exit code: 0 on success, 2 on bad usage (click's usage errors, and input the
 library refuses), 1 for anything else, reported as one ``error: ...`` line on stderr
 (see ``_errors``). The traceback appears only with ``--debug``, because an operator
-reading a deploy log needs the cause, not the stack.
+reading a deploy log needs the cause, not the stack; like the error line, it is shown
+without the credentials an endpoint URL may carry.
 
 Only this package imports click and rich; the ``sqsjobs`` package root never imports it,
 so producers and Lambda functions do not pay for them.
@@ -13,7 +14,6 @@ so producers and Lambda functions do not pay for them.
 from __future__ import annotations
 
 import sys
-import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ import click
 from ._demo import demo
 from ._dlq import dlq
 from ._enqueue import enqueue
-from ._errors import CommandFailed, one_line
+from ._errors import CommandFailed, one_line, redacted_traceback
 from ._infra import infra
 from ._jobs import jobs
 from ._reconcile import reconcile
@@ -48,7 +48,7 @@ class SqsJobsGroup(click.Group):
         except Exception as error:
             root = ctx.find_root().obj
             if isinstance(root, CliState) and root.debug:
-                traceback.print_exc(file=sys.stderr)
+                sys.stderr.write(redacted_traceback())
             raise CommandFailed(one_line(error)) from error
 
 

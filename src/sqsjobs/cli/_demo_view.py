@@ -7,7 +7,6 @@ rich renderables, so the scenario stays free of terminal concerns. Rows never wr
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,7 +21,8 @@ from rich.text import Text
 
 from .. import Job, JobStatus
 from .._log import LOGGER_NAME, Event
-from ._render import cell, counts_text, short_id, status_text, table
+from .._text import escape_controls
+from ._render import LiteralTable, cell, counts_text, json_text, short_id, status_text, table
 from ._scenario import Enqueued, Progress
 
 if TYPE_CHECKING:
@@ -63,11 +63,11 @@ def dead_letters(dead: Sequence[Job]) -> Group:
     parts: list[RenderableType] = [Text(f"Dead letters ({len(dead)})", style="bold")]
     for job in dead:
         parts.append(Text.assemble((short_id(job.id), "bold red"), f" {job.name}"))
-        fields = Table.grid(padding=(0, 2))
+        fields = LiteralTable.grid(padding=(0, 2))
         fields.add_column(style="dim")
         fields.add_column(overflow="fold")
         fields.add_row("attempts", f"{job.attempts}/{job.max_attempts}")
-        fields.add_row("payload", json.dumps(job.payload, ensure_ascii=False))
+        fields.add_row("payload", json_text(job.payload))
         fields.add_row("error", job.last_error or "")
         parts.append(Padding(fields, (0, 0, 0, 2)))
     return Group(*parts)
@@ -137,7 +137,8 @@ class EventLog(logging.Handler):
         if job_id is not None:
             name = getattr(record, "job_name", None)
             line.append(f"{name} {short_id(job_id)} " if name else f"{short_id(job_id)} ")
-        line.append(_detail(record) if job_id and event else record.getMessage(), style="dim")
+        detail = _detail(record) if job_id and event else record.getMessage()
+        line.append(escape_controls(detail), style="dim")
         self.console.print(line, no_wrap=True, overflow="ellipsis")
 
 

@@ -15,9 +15,10 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from .._text import escape_controls
 from ..infra import TEMPLATES, StackEvent, deploy_stack, template_text
 from ._config import AwsConfig, aws_options
-from ._render import mapping_table
+from ._render import literal, mapping_table
 
 EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
 
@@ -86,9 +87,12 @@ def deploy(stack: str, template_name: str, parameters: dict[str, str], aws: AwsC
 def deploy_with_progress(console: Console, stack: str, **kwargs: Any) -> dict[str, str]:
     """``deploy_stack`` under a spinner, one line per stack event; the stack's outputs."""
     started = time.monotonic()
-    with console.status(f"Deploying stack [bold]{stack}[/] through CloudFormation"):
+    with console.status(
+        Text.assemble("Deploying stack ", literal(stack, "bold"), " through CloudFormation")
+    ):
         outputs = deploy_stack(stack, on_event=lambda e: console.print(event_line(e)), **kwargs)
-    console.print(f"Stack [bold]{stack}[/] is ready ({time.monotonic() - started:.1f}s)\n")
+    ready = f" is ready ({time.monotonic() - started:.1f}s)\n"
+    console.print(Text.assemble("Stack ", literal(stack, "bold"), ready))
     return outputs
 
 
@@ -100,5 +104,5 @@ def event_line(event: StackEvent) -> Text:
     line.append(f"{event.logical_id:<{resource}} {event.resource_type:<{kind}} ")
     line.append(f"{event.status:<{status}} ", style=style)
     if event.reason:
-        line.append(event.reason, style="dim")
+        line.append(escape_controls(event.reason), style="dim")
     return line

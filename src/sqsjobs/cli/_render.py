@@ -4,6 +4,13 @@ Rendering only: functions take values and return rich renderables, so commands s
 few lines of "read, render". Table rows never wrap (long cells end in an ellipsis), so
 each job is one aligned line at any terminal width; ``jobs show`` is where a job's long
 fields are printed whole.
+
+Stored text is printed as it is. A job's last error, key and payload come from whoever
+enqueued or ran it, and rich reads a plain string as markup: ``[/x]`` would crash the
+command, ``[link=...]x[/link]`` would show ``x`` over a hidden hyperlink, ``:smile:``
+would turn into an emoji. So every value goes out as a ``Text`` (``literal``), through
+``LiteralTable`` for table cells, with its control characters shown as escapes, so an
+escape sequence in a record cannot act on the operator's terminal either.
 """
 
 from __future__ import annotations
@@ -15,11 +22,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.json import JSON
+from rich.style import StyleType
 from rich.table import Table
 from rich.text import Text
 
 from .. import Job, JobStatus
+from .._text import escape_controls
 
 if TYPE_CHECKING:
     from ..aws import DeadLetter, QueueStats
@@ -52,9 +60,27 @@ def counts_text(counts: Counter[JobStatus]) -> Text:
     return text
 
 
+def literal(value: str, style: str = "") -> Text:
+    """``value`` shown as it is: no markup, no emoji codes, control characters escaped."""
+    return Text(escape_controls(value), style=style)
+
+
+class LiteralTable(Table):
+    """A table whose string cells are shown as they are (``literal``), never as markup."""
+
+    def add_row(
+        self,
+        *renderables: RenderableType | None,
+        style: StyleType | None = None,
+        end_section: bool = False,
+    ) -> None:
+        cells = [literal(cell) if isinstance(cell, str) else cell for cell in renderables]
+        super().add_row(*cells, style=style, end_section=end_section)
+
+
 def table(title: str, *columns: str, flexible: str | None = None) -> Table:
     """The ``flexible`` column shrinks to fit and ends in an ellipsis; the others keep width."""
-    made = Table(title=title, title_justify="left", title_style="bold")
+    made = LiteralTable(title=literal(title, "bold"), title_justify="left")
     for column in columns:
         if column == flexible:
             made.add_column(column, ratio=1)
@@ -64,7 +90,7 @@ def table(title: str, *columns: str, flexible: str | None = None) -> Table:
 
 
 def cell(text: str) -> Text:
-    return Text(text, no_wrap=True, overflow="ellipsis")
+    return Text(escape_controls(text), no_wrap=True, overflow="ellipsis")
 
 
 def instant(value: datetime | None) -> str:
@@ -92,7 +118,7 @@ def job_table(title: str, jobs: Iterable[Job]) -> Table:
 
 def job_detail(job: Job) -> Group:
     """Every field of one job; payload and result as indented JSON."""
-    fields = Table.grid(padding=(0, 2))
+    fields = LiteralTable.grid(padding=(0, 2))
     fields.add_column(style="dim", no_wrap=True)
     fields.add_column(overflow="fold")
     for name, value in job_fields(job).items():
@@ -125,15 +151,24 @@ def job_fields(job: Job) -> dict[str, RenderableType]:
     return values
 
 
-def json_block(value: object) -> RenderableType:
-    return JSON(json.dumps(value, ensure_ascii=False), indent=2, highlight=False)
+def json_block(value: object) -> Text:
+    """``value`` as indented JSON that is still JSON, whatever its strings hold."""
+    return Text(json_text(value, indent=2), no_wrap=True)
+
+
+def json_text(value: object, indent: int | None = None) -> str:
+    """JSON with every control character escaped (``json`` itself leaves DEL and C1 as is)."""
+    return json.dumps(value, ensure_ascii=False, indent=indent).translate(_JSON_ESCAPES)
+
+
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), 0x2028, 0x2029)}
 
 
 def mapping_table(title: str, key: str, value: str, rows: Mapping[str, str]) -> Table:
     """Two aligned columns, e.g. a stack's outputs."""
     made = table(title, key, value)
     for name, text in rows.items():
-        made.add_row(name, Text(text, overflow="fold"))
+        made.add_row(name, Text(escape_controls(text), overflow="fold"))
     return made
 
 
@@ -177,7 +212,7 @@ def stats_table(found: Iterable[QueueStats]) -> Table:
 
     The SQS headers take two lines, so the table fits about 110 columns.
     """
-    made = Table(title="Jobs and messages per queue", title_justify="left", title_style="bold")
+    made = table("Jobs and messages per queue")
     made.add_column("queue", no_wrap=True)
     for status in JobStatus:
         made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")

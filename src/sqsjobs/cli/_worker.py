@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .. import Handler, JobConfigError, JobQueue, JobRegistry, JobWorker
+from .._errors import describe_error
 from .._log import LOGGER_NAME
 from ._config import StoreConfig, default_queue, store_options
 from ._errors import usage_error
@@ -180,7 +181,9 @@ async def reconcile_periodically(store: SqsJobStore, every: float) -> None:
         try:
             report = await store.reconcile()
         except Exception as error:
-            _logger.warning("Reconciler pass failed (will retry in %gs): %s", every, error)
+            _logger.warning(
+                "Reconciler pass failed (will retry in %gs): %s", every, describe_error(error)
+            )
         else:
             if report.resent or report.dead:
                 _logger.info(

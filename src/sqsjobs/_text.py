@@ -1,0 +1,52 @@
+"""Text that others control, made safe to store, log and print.
+
+An exception's message comes from a handler, a dependency or a remote service. Stored
+as ``last_error`` or written into a log line it must stay one line (a line break in it
+would let the text end the record and start a forged one, and a terminal control
+sequence could rewrite what an operator sees), and it must not carry the credentials
+some libraries put into the URLs they quote in their errors.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Every C0 and C1 control character but tab, DEL, and the two Unicode line separators:
+# all that str.splitlines() breaks at, and all a terminal may act on.
+_CONTROLS = [*range(0x00, 0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]
+_NAMED = {0x0A: "\\n", 0x0D: "\\r"}
+_ESCAPES = {
+    code: _NAMED.get(code, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    for code in _CONTROLS
+}
+
+# ``scheme://userinfo@``: everything between ``//`` and ``@`` before the host.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@\"'<>]+@")
+# A query parameter whose name says it carries a secret: presigned AWS URLs
+# (X-Amz-Credential, X-Amz-Signature, X-Amz-Security-Token, AWSAccessKeyId, Signature)
+# and the usual token, password and API key parameters.
+_SECRET_PARAMETER = re.compile(
+    r"(?i)([?&;][^=&;\s#\"'<>]*(?:credential|signature|token|secret|password|passwd"
+    r"|api[_-]?key|accesskeyid)[^=&;\s#\"'<>]*=)[^&;\s#\"'<>]*"
+)
+REDACTED = "***"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` on one line, each control character shown as its escape (``\\n``, ``\\x1b``).
+
+    Backslashes are left alone, so escaping twice changes nothing and ordinary text such
+    as a Windows path reads as it did.
+    """
+    return text.translate(_ESCAPES)
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with URL user info and secret-bearing query values replaced by ``***``."""
+    text = _USERINFO.sub(rf"\1{REDACTED}@", text)
+    return _SECRET_PARAMETER.sub(rf"\1{REDACTED}", text)
+
+
+def safe_line(text: str) -> str:
+    """One line without credentials: how sqsjobs stores and logs text it did not write."""
+    return escape_controls(redact_credentials(text))
