@@ -21,9 +21,9 @@ from sqsjobs._backoff import Backoff
 from sqsjobs._enqueue import QueueConfig, prepare
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
-from .conformance.harness import FakeClock
+from .conformance.harness import REALISTIC_START, FakeClock
 
-T = 1_800_000_000.0
+T = REALISTIC_START
 
 
 @pytest.fixture

@@ -28,9 +28,9 @@ from sqsjobs import (
     SyncJobQueue,
 )
 
-from .conformance.harness import FakeClock
+from .conformance.harness import REALISTIC_START, FakeClock
 
-T = 1_800_000_000.0
+T = REALISTIC_START
 Queue = JobQueue | SyncJobQueue
 
 

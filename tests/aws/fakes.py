@@ -18,7 +18,7 @@ from sqsjobs.aws._layout import Layout
 from sqsjobs.aws._sqs import Message, QueueInfo
 from sqsjobs.aws._transport import AwsError, Call, ConditionFailed, Reply
 
-NOW = 1_800_000_000.0
+NOW = 1_796_094_741.2439704  # like time.time(): digits a datetime cannot keep
 URL = "https://sqs.local/123/default"
 DLQ = "https://sqs.local/123/default-dlq"
 

@@ -7,7 +7,7 @@ from typing import Any
 from sqsjobs._backoff import Backoff
 from sqsjobs._enqueue import QueueConfig
 
-NOW = 1_800_000_000.0
+NOW = 1_796_094_741.2439704  # like time.time(): digits a datetime cannot keep
 
 
 def make_config(store: object | None = None, **overrides: Any) -> QueueConfig:

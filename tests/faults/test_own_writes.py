@@ -93,7 +93,7 @@ class ClaimAppliedThenLost:
 
 
 def claim(aws: Any) -> _claim.Claimed:
-    body = _sqs.body(aws.job.id, "default", 30.0)
+    body = _sqs.body(aws.job.id, "default")
     flow = _claim.claim_received(layout(), "default", [message(body)], "w", NOW, 30)
     return drive(flow, aws)
 
@@ -134,11 +134,12 @@ def test_a_complete_refused_by_itself_is_complete() -> None:
 
 
 def test_updated_at_is_compared_by_value_as_dynamodb_returns_numbers() -> None:
-    item = settled(JobStatus.COMPLETED, NOW)
+    round_now = 1_800_000_000.0
+    item = settled(JobStatus.COMPLETED, round_now)
     assert item["updated_at"] == {"N": "1800000000.0"}
     item["updated_at"] = {"N": "1800000000"}  # DynamoDB normalises numbers
     aws = FakeAws(update_item=[refused(item)])
-    assert drive(_settle.complete(layout(), "j", "t", NOW, None), aws) is True
+    assert drive(_settle.complete(layout(), "j", "t", round_now, None), aws) is True
 
 
 def test_a_retry_refused_by_itself_still_returns_the_message() -> None:
@@ -169,4 +170,4 @@ def _delivery(max_attempts: int = 3) -> Delivery:
     job = prepared(max_attempts=max_attempts).job.model_copy(
         update={"status": JobStatus.RUNNING, "attempts": 1, "lease_token": "t"}
     )
-    return Delivery(job, message(_sqs.body(job.id, "default", 30.0)))
+    return Delivery(job, message(_sqs.body(job.id, "default")))
