@@ -47,16 +47,24 @@ def claim_decision(
     attempts: int,
     max_attempts: int,
     now: float,
+    skew: float = 0.0,
 ) -> ClaimDecision:
+    """What a claim at ``now`` does with a record; ``skew`` as in ``lease_expired``."""
     if status is QUEUED or (status is DELAYED and run_at <= now):
         return ClaimDecision.RUN
-    if status is RUNNING and lease_expired(lease_until, now):
+    if status is RUNNING and lease_expired(lease_until, now, skew):
         return ClaimDecision.DEAD if attempts >= max_attempts else ClaimDecision.RUN
     return ClaimDecision.SKIP
 
 
-def lease_expired(lease_until: float | None, now: float) -> bool:
-    return lease_until is not None and lease_until < now
+def lease_expired(lease_until: float | None, now: float, skew: float = 0.0) -> bool:
+    """Whether a lease is over for a claimer whose clock may run ``skew`` seconds ahead.
+
+    Only a claim that takes a lease over needs the margin: the holder extends its lease
+    by its own clock, and a claimer whose clock runs ahead would otherwise start a second
+    run while the first is alive. A single-process store has one clock (no skew).
+    """
+    return lease_until is not None and lease_until < now - skew
 
 
 def holds_lease(status: JobStatus, token: str | None, claimed_token: str) -> bool:

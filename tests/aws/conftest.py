@@ -13,6 +13,10 @@ from sqsjobs.aws import SqsJobStore
 from .emulator import shared_endpoint, unique_prefix
 
 QUEUES = ("default", "other")
+# How far the stores in these tests let clocks disagree before a claim takes over a lease.
+# Real time, and a margin smaller than the default 2 s, so lease tests wait less; the
+# margin itself is tested with the default in test_clock_skew.py.
+SKEW = 0.1
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +31,9 @@ def prefix() -> str:
 
 @pytest.fixture
 async def store(aws_endpoint: str, prefix: str) -> AsyncIterator[SqsJobStore]:
-    made = SqsJobStore.create(prefix, queues=QUEUES, max_receive_count=5, endpoint_url=aws_endpoint)
+    made = SqsJobStore.create(
+        prefix, queues=QUEUES, max_receive_count=5, endpoint_url=aws_endpoint, clock_skew=SKEW
+    )
     try:
         yield made
     finally:

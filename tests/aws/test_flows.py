@@ -31,8 +31,9 @@ def test_put_is_one_conditional_write_then_one_send() -> None:
     assert aws.operations == ["put_item", "send_message"]
     assert not result.duplicate and result.job == job
     assert aws.calls[0].params["ConditionExpression"]
+    # The body names the job and nothing a claim would trust: the lease is the record's.
     assert json.loads(aws.calls[1].params["MessageBody"]) == {
-        "v": 1, "id": job.id, "queue": "default", "lease": 30.0,
+        "v": 2, "id": job.id, "queue": "default",
     }  # fmt: skip
 
 
@@ -132,17 +133,16 @@ def test_a_claim_is_one_update_and_no_sqs_call() -> None:
     job = prepared().job
     running = stored(job, status=JobStatus.RUNNING, attempts=1, lease_token="t")
     aws = FakeAws(update_item=[{"Attributes": running}])
-    claimed = _claim_flow(aws, _sqs.body(job.id, "default", 30.0))
+    claimed = _claim_flow(aws, _sqs.body(job.id, "default"))
     assert aws.operations == ["update_item"]
     assert [d.job.id for d in claimed.deliveries] == [job.id]
-    assert aws.calls[0].params["ExpressionAttributeValues"][":lease_until"] == {"N": "1800000030.0"}
 
 
 @pytest.mark.parametrize("status", [JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED])
 def test_a_message_for_a_terminal_record_is_deleted_without_a_run(status: JobStatus) -> None:
     job = prepared().job
     aws = FakeAws(update_item=[refused(stored(job, status=status))])
-    claimed = _claim_flow(aws, _sqs.body(job.id, "default", 30.0))
+    claimed = _claim_flow(aws, _sqs.body(job.id, "default"))
     assert aws.operations == ["update_item", "delete_message_batch"]
     assert claimed.deliveries == []
 
@@ -152,7 +152,7 @@ def test_a_message_for_a_missing_or_expired_record_is_deleted() -> None:
     expired = stored(job, status=JobStatus.COMPLETED, expires_at=NOW - 1)
     for item in (None, expired):
         aws = FakeAws(update_item=[refused(item)])
-        _claim_flow(aws, _sqs.body(job.id, "default", 30.0))
+        _claim_flow(aws, _sqs.body(job.id, "default"))
         assert aws.operations == ["update_item", "delete_message_batch"]
 
 
@@ -161,21 +161,22 @@ def test_a_duplicate_for_a_live_lease_is_hidden_until_the_lease_ends() -> None:
     item = stored(job, status=JobStatus.RUNNING, attempts=1, lease_token="t",
                   lease_until=at(NOW + 12.5))  # fmt: skip
     aws = FakeAws(update_item=[refused(item)])
-    _claim_flow(aws, _sqs.body(job.id, "default", 30.0))
+    _claim_flow(aws, _sqs.body(job.id, "default"))
     assert aws.operations == ["update_item", "change_message_visibility_batch"]
-    assert aws.calls[1].params["Entries"][0]["VisibilityTimeout"] == 13
+    # 12.5 s of lease, then the 2 s by which a claimer's clock may run ahead: 15 s.
+    assert aws.calls[1].params["Entries"][0]["VisibilityTimeout"] == 15
 
 
 def test_a_lease_ended_on_the_final_attempt_is_dead_lettered_and_sent_to_the_dlq() -> None:
     job = prepared(max_attempts=1).job
     item = stored(job, status=JobStatus.RUNNING, attempts=1, lease_token="t",
-                  lease_until=at(NOW - 1))  # fmt: skip
+                  lease_until=at(NOW - 2.1))  # over, even for a clock 2 s behind  # fmt: skip
     dead = stored(job, status=JobStatus.DEAD, attempts=1, last_error=LEASE_EXPIRED_ERROR)
     aws = FakeAws(
         update_item=[refused(item), {"Attributes": dead}],
         send_message_batch=[{"Successful": [{"Id": "0"}]}],
     )
-    claimed = _claim_flow(aws, _sqs.body(job.id, "default", 30.0))
+    claimed = _claim_flow(aws, _sqs.body(job.id, "default"))
     assert aws.operations == [
         "update_item", "update_item", "send_message_batch", "delete_message_batch",
     ]  # fmt: skip
@@ -186,7 +187,7 @@ def test_a_lease_ended_on_the_final_attempt_is_dead_lettered_and_sent_to_the_dlq
 def test_a_message_not_yet_due_hops_without_spending_an_attempt() -> None:
     job = prepared(delay=7_200).job
     aws = FakeAws(update_item=[refused(stored(job))])
-    claimed = _claim_flow(aws, _sqs.body(job.id, "default", 30.0), now=NOW + 900)
+    claimed = _claim_flow(aws, _sqs.body(job.id, "default"), now=NOW + 900)
     assert aws.operations == ["update_item", "change_message_visibility_batch"]
     assert aws.calls[1].params["Entries"][0]["VisibilityTimeout"] == 6_300
     assert claimed.deliveries == []
@@ -196,7 +197,7 @@ def test_a_hop_near_the_redrive_limit_re_sends_a_fresh_message() -> None:
     job = prepared(delay=7_200).job
     aws = FakeAws(update_item=[refused(stored(job))],
                   send_message_batch=[{"Successful": [{"Id": "0"}]}])  # fmt: skip
-    _claim_flow(aws, _sqs.body(job.id, "default", 30.0), receive_count=3, now=NOW + 900)
+    _claim_flow(aws, _sqs.body(job.id, "default"), receive_count=3, now=NOW + 900)
     assert aws.operations == ["update_item", "send_message_batch", "delete_message_batch"]
     assert aws.calls[1].params["Entries"][0]["DelaySeconds"] == 900
 
@@ -207,7 +208,10 @@ def test_a_hop_near_the_redrive_limit_re_sends_a_fresh_message() -> None:
         "not json",
         json.dumps({"id": "x", "queue": "default"}),
         json.dumps({"v": 1, "id": 7, "queue": "default", "lease": 30}),
-        json.dumps({"v": 1, "id": "x", "queue": "default", "lease": "30"}),
+        json.dumps({"v": 2, "id": "x", "queue": "default", "lease": 30}),
+        json.dumps({"v": 1, "id": "x", "queue": "default"}),
+        json.dumps({"v": 3, "id": "x", "queue": "default"}),
+        json.dumps({"v": True, "id": "x", "queue": "default", "lease": 30}),
         json.dumps({"v": 1, "id": "x" * 2000, "queue": "default", "lease": 30}),
         json.dumps({"v": 1, "id": "x", "queue": "other", "lease": 30}),
     ],
@@ -234,7 +238,7 @@ def _delivery(max_attempts: int = 3, receive_count: int = 1) -> Delivery:
     job = prepared(max_attempts=max_attempts).job.model_copy(
         update={"status": JobStatus.RUNNING, "attempts": 1, "lease_token": "t"}
     )
-    return Delivery(job, message(_sqs.body(job.id, "default", 30.0), receive_count))
+    return Delivery(job, message(_sqs.body(job.id, "default"), receive_count))
 
 
 def test_complete_is_one_update() -> None:

@@ -17,14 +17,15 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws._store import CANCELLED_CLAIM
 from sqsjobs.aws._transport import Call, Reply, translate
 
-from .conftest import depth
+from .conftest import SKEW, depth
 
 
 def twin(store: SqsJobStore, endpoint: str) -> SqsJobStore:
     """Another process's store on the same resources."""
     return SqsJobStore(
-        table_name=store.table_name, queue_urls=store.queue_urls, endpoint_url=endpoint
-    )
+        table_name=store.table_name, queue_urls=store.queue_urls, endpoint_url=endpoint,
+        clock_skew=SKEW,
+    )  # fmt: skip
 
 
 def body(job_id: str, queue: str = "default", lease: float = 30.0) -> str:
@@ -205,7 +206,9 @@ async def test_a_crash_between_put_and_send_is_repaired_by_the_reconciler(
 async def test_a_message_redriven_to_the_dlq_is_reconciled_to_dead(
     aws_endpoint: str, prefix: str, sqs: Any
 ) -> None:
-    store = SqsJobStore.create(prefix, max_receive_count=1, endpoint_url=aws_endpoint)
+    store = SqsJobStore.create(
+        prefix, max_receive_count=1, endpoint_url=aws_endpoint, clock_skew=SKEW
+    )
     try:
         enqueued = (await JobQueue(store).enqueue("oom", lease=1, max_attempts=5)).job
         [job] = await store.claim("default", "w", time.time())  # ...the process runs out of memory

@@ -24,7 +24,7 @@ from sqsjobs.aws._transport import drive
 from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, prepared, refused, stored
 
 JOB = prepared({"order": 7}).job
-BODY = _sqs.body(JOB.id, "default", 30.0)
+BODY = _sqs.body(JOB.id, "default")
 DEAD = stored(JOB, status=JobStatus.DEAD, attempts=5, last_error="boom", expires_at=NOW + 500)
 QUEUED = stored(JOB, status=JobStatus.QUEUED, attempts=0, last_error="boom")
 
@@ -33,9 +33,12 @@ def at(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 
 
+SENT_MS = int(NOW * 1000)  # SQS's SentTimestamp: epoch milliseconds
+
+
 def received(*bodies: str, receive_count: int = 1, first: int = 0) -> dict[str, Any]:
     """A ``ReceiveMessage`` reply carrying ``bodies`` (ids and handles counted from ``first``)."""
-    attributes = {"ApproximateReceiveCount": str(receive_count), "SentTimestamp": f"{NOW:.0f}000"}
+    attributes = {"ApproximateReceiveCount": str(receive_count), "SentTimestamp": str(SENT_MS)}
     return {
         "Messages": [
             {
@@ -59,12 +62,32 @@ def sent(count: int = 1) -> dict[str, Any]:
 def test_retry_revives_the_record_then_sends_its_message() -> None:
     aws = FakeAws(update_item=[{"Attributes": QUEUED}])
     assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
-    assert aws.operations == ["update_item", "send_message"]
+    # Then the DLQ is looked through for copies of the job (an empty one here).
+    assert aws.operations == ["update_item", "send_message", "receive_message"]
     update = aws.calls[0].params
     assert update["ReturnValues"] == "ALL_NEW"
     assert update["ExpressionAttributeValues"][":new_status"] == {"S": "queued"}
     assert update["ExpressionAttributeValues"][":gsi_pk"]["S"].startswith("queued#")
     assert aws.calls[1].params["QueueUrl"] == URL
+
+
+def test_retry_deletes_the_job_s_copies_and_hands_the_rest_back() -> None:
+    other = _sqs.body("f" * 32, "default")
+    aws = FakeAws(
+        update_item=[{"Attributes": QUEUED}],
+        receive_message=[received(BODY, other, "not json"), received(BODY, first=3)],
+    )
+    assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
+    assert aws.operations == [
+        "update_item", "send_message", "receive_message", "receive_message",
+        "receive_message", "delete_message_batch", "change_message_visibility_batch",
+    ]  # fmt: skip
+    deleted = aws.calls[5].params["Entries"]
+    assert [e["ReceiptHandle"] for e in deleted] == ["h-0-1", "h-3-1"]
+    handed_back = aws.calls[6].params["Entries"]
+    assert [(e["ReceiptHandle"], e["VisibilityTimeout"]) for e in handed_back] == [
+        ("h-1-1", 0), ("h-2-1", 0),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -160,7 +183,7 @@ def test_a_waiting_job_s_message_is_sent_back_with_its_record_untouched() -> Non
 
 def test_an_abandoned_run_is_recorded_dead_then_revived() -> None:
     running = stored(JOB, status=JobStatus.RUNNING, attempts=2, lease_token="t",
-                     lease_until=at(NOW - 1))  # fmt: skip
+                     lease_until=at(NOW - 2.1))  # fmt: skip
     aws = FakeAws(
         receive_message=[received(BODY)],
         get_item=[{"Item": running}],
@@ -247,7 +270,7 @@ def test_dead_letters_peeks_then_makes_every_message_visible_again() -> None:
     assert [(d.job_id, d.receive_count) for d in letters] == [(JOB.id, 3), (None, 3)]
     assert isinstance(letters[0], DeadLetter) and letters[0].job is not None
     assert letters[0].job.status is JobStatus.DEAD and letters[1].job is None
-    assert letters[0].sent_at == at(NOW)
+    assert letters[0].sent_at == at(SENT_MS / 1000)
 
 
 def test_the_reconciler_reads_dlq_records_and_writes_only_abandoned_ones() -> None:

@@ -13,7 +13,7 @@ import pytest
 from sqsjobs import JobConfigError, JobContext, JobFatalError, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import DeadLetter, QueueStats, RedriveReport, SqsJobStore
 
-from .conftest import depth
+from .conftest import SKEW, depth
 from .emulator import COUNTER
 
 DAY = 86_400.0
@@ -59,7 +59,11 @@ async def test_retry_runs_a_dead_job_again_with_its_attempts_reset(store: SqsJob
     before = COUNTER.counts()
     assert await store.retry(job_id, time.time())
     spent = COUNTER.counts() - before
-    assert dict(spent.requests) == {("dynamodb", "UpdateItem"): 1, ("sqs", "SendMessage"): 1}
+    # Revive, send; then its copy leaves the DLQ: one receive finds it, one finds no more.
+    assert dict(spent.requests) == {
+        ("dynamodb", "UpdateItem"): 1, ("sqs", "SendMessage"): 1,
+        ("sqs", "ReceiveMessage"): 2, ("sqs", "DeleteMessageBatch"): 1,
+    }  # fmt: skip
 
     record = await JobQueue(store).get(job_id)
     assert record is not None
@@ -73,11 +77,26 @@ async def test_retry_runs_a_dead_job_again_with_its_attempts_reset(store: SqsJob
     await run_to_completion(store, job_id)
 
 
+async def test_retry_leaves_no_copy_in_the_dead_letter_queue(store: SqsJobStore, sqs: Any) -> None:
+    other = await dead_job(store)
+    job_id = await dead_job(store)
+    dead_letters_url = store.dead_letter_queue_urls["default"]
+    assert depth(sqs, dead_letters_url) == 2
+    assert await store.retry(job_id, time.time())
+    assert [letter.job_id for letter in await store.dead_letters()] == [other]
+    [stats] = await store.stats(["default"])
+    assert stats.dead_letter_messages == 1
+    # It dies again: the DLQ holds one copy of it, not two.
+    assert await JobWorker(JobQueue(store), {"order.ship": poison}).run_once()
+    letters = sorted(str(letter.job_id) for letter in await store.dead_letters())
+    assert letters == sorted([other, job_id])
+
+
 async def test_retry_refuses_unknown_expired_and_live_jobs(store: SqsJobStore) -> None:
     job_id = await dead_job(store)
     now = time.time()
     assert not await store.retry("0" * 32, now)
-    assert not await store.retry(job_id, now + 8 * DAY)  # past its dead_retention
+    assert not await store.retry(job_id, now + 15 * DAY)  # past its dead_retention (14 days)
     assert store.sync.retry(job_id, now)
     assert not store.sync.retry(job_id, now)  # queued now: nothing to retry
     record = await JobQueue(store).get(job_id)
@@ -142,7 +161,9 @@ async def test_a_dead_job_is_listed_then_redriven_and_completed(
 async def test_a_message_moved_by_the_redrive_policy_is_shown_dead_then_redriven(
     aws_endpoint: str, prefix: str, sqs: Any
 ) -> None:
-    store = SqsJobStore.create(prefix, max_receive_count=1, endpoint_url=aws_endpoint)
+    store = SqsJobStore.create(
+        prefix, max_receive_count=1, endpoint_url=aws_endpoint, clock_skew=SKEW
+    )
     try:
         enqueued = (await JobQueue(store).enqueue("order.ship", lease=1, max_attempts=5)).job
         [job] = await store.claim("default", "w", time.time())  # ...the process runs out of memory
@@ -171,7 +192,9 @@ async def test_a_waiting_job_s_message_moved_by_the_redrive_policy_is_sent_back(
     aws_endpoint: str, prefix: str, sqs: Any
 ) -> None:
     """Received twice but never claimed: no run died, so the job is not dead, only lost."""
-    store = SqsJobStore.create(prefix, max_receive_count=1, endpoint_url=aws_endpoint)
+    store = SqsJobStore.create(
+        prefix, max_receive_count=1, endpoint_url=aws_endpoint, clock_skew=SKEW
+    )
     try:
         enqueued = (await JobQueue(store).enqueue("order.ship")).job
         url = store.queue_urls["default"]
@@ -194,7 +217,10 @@ async def test_redrive_skips_malformed_messages_and_discards_finished_or_missing
     dead_letters_url = store.dead_letter_queue_urls["default"]
     first = await dead_job(store)
     assert store.sync.retry(first, time.time())
-    await run_to_completion(store, first)  # its DLQ copy now names a completed job
+    await run_to_completion(store, first)
+    # A copy the retry did not reach (past its sweep limit) now names a completed job.
+    stray = json.dumps({"v": 2, "id": first, "queue": "default"})
+    sqs.send_message(QueueUrl=dead_letters_url, MessageBody=stray)
     second = await dead_job(store)
     sqs.send_message(QueueUrl=dead_letters_url, MessageBody="not a delivery token")
     missing = json.dumps({"v": 1, "id": "f" * 32, "queue": "default", "lease": 30})
@@ -262,8 +288,9 @@ async def test_stats_counts_every_status_and_leaves_expired_records_out(
     assert spent.requests == {("dynamodb", "Query"): 2 * 6 * 4, ("sqs", "GetQueueAttributes"): 4}
 
     # Two days on, completed and cancelled records are past their retention, the dead one
-    # is not; a week on, it is gone too. Waiting and running records never expire.
-    for days, terminal in ((2, (0, 1, 0)), (8, (0, 0, 0))):
+    # is not; after two weeks (longer than any DLQ keeps its copy), it is gone too. Waiting
+    # and running records never expire.
+    for days, terminal in ((2, (0, 1, 0)), (15, (0, 0, 0))):
         later = SqsJobStore(
             table_name=store.table_name, queue_urls=store.queue_urls, endpoint_url=aws_endpoint,
             clock=clock_at(days * DAY),
@@ -287,3 +314,9 @@ def counts(
         JobStatus.QUEUED: queued, JobStatus.DELAYED: delayed, JobStatus.RUNNING: running,
         JobStatus.COMPLETED: completed, JobStatus.DEAD: dead, JobStatus.CANCELLED: cancelled,
     }  # fmt: skip
+
+
+async def test_a_dead_record_outlives_its_dead_letter_copy(store: SqsJobStore) -> None:
+    """SQS keeps a DLQ message up to 14 days; a redrive on day 13 still finds the job."""
+    job_id = await dead_job(store)
+    assert await store.retry(job_id, time.time() + 13 * DAY)

@@ -203,3 +203,13 @@ async def test_a_failed_reconciler_pass_logs_one_line_without_credentials(
         'endpoint URL: "http://***@127.0.0.1:9/"\\nINFO sqsjobs.cli Reconciler re-sent 0 lost '
         "message(s)"
     )
+
+
+def test_a_dead_letter_queue_given_as_a_work_queue_exits_2(
+    store: SqsJobStore, cli_env: Env
+) -> None:
+    """The wrong URL copied into SQSJOBS_QUEUES stops the worker before it serves anything."""
+    mixed_up = {**cli_env, "SQSJOBS_QUEUES": f"default={store.dead_letter_queue_urls['default']}"}
+    result = invoke(mixed_up, "worker", REGISTRY)
+    assert result.exit_code == 2, result.output
+    assert "is the dead-letter queue of" in result.stderr

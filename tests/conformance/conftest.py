@@ -31,9 +31,11 @@ async def sqs_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
     from sqsjobs.aws import SqsJobStore
     from tests.aws.emulator import shared_endpoint, unique_prefix
 
+    # One process, one clock: no margin for clocks that disagree (the memory store has
+    # none either); tests/aws/test_clock_skew.py covers it.
     store = SqsJobStore.create(
         unique_prefix(), queues=QUEUES, retention=RETENTION, dead_retention=DEAD_RETENTION,
-        endpoint_url=shared_endpoint(request.config),
+        endpoint_url=shared_endpoint(request.config), clock_skew=0.0,
     )  # fmt: skip
     try:
         yield Harness("sqs", store, time.time, asyncio.sleep)

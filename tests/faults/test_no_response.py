@@ -78,7 +78,7 @@ def test_one_unanswered_claim_write_does_not_abandon_the_others() -> None:
     running = stored(jobs[1], status=JobStatus.RUNNING, attempts=1, lease_token="t")
     aws = FakeAws(update_item=[no_response(DROPPED, "update_item"), {"Attributes": running}])
     messages = [
-        _sqs.Message(f"m-{i}", f"h-{i}", _sqs.body(job.id, "default", 30.0), 1, NOW)
+        _sqs.Message(f"m-{i}", f"h-{i}", _sqs.body(job.id, "default"), 1, NOW)
         for i, job in enumerate(jobs)
     ]
     claimed = drive(_claim.claim_received(layout(), "default", messages, "w", NOW, 30), aws)

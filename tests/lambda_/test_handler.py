@@ -120,7 +120,7 @@ def test_fifo_runs_in_order_and_stops_at_the_first_failure(
     )
     for n, job in enumerate(jobs):
         sqs.send_message(
-            QueueUrl=fifo_url, MessageBody=body(job.id, "default", job.lease),
+            QueueUrl=fifo_url, MessageBody=body(job.id, "default"),
             MessageGroupId="orders", MessageDeduplicationId=f"{job.id}-{n}",
         )  # fmt: skip
     ran: list[int] = []

@@ -42,7 +42,7 @@ from ._deliveries import Delivery
 from ._items import Stored, stored_from_item
 from ._layout import Layout
 from ._messages import MessagePlan, carry_out
-from ._sqs import Hide, MalformedMessage, Message, QueueInfo, Resend
+from ._sqs import Hide, MalformedMessage, Message, Resend
 from ._transport import AwsError, ConditionFailed, Flow, Parallel, Reply
 
 
@@ -71,16 +71,18 @@ def receive(url: str, limit: int, wait: int, visibility: int) -> Flow[list[Messa
     return [_sqs.message_from_reply(raw) for raw in reply.get("Messages", [])]
 
 
-def judge(stored: Stored | None, queue: str, now: float) -> Verdict:
-    """Why a claim write was refused, and so what the message needs."""
+def judge(stored: Stored | None, queue: str, now: float, skew: float) -> Verdict:
+    """Why a claim write was refused, and so what the message needs.
+
+    Judged on the stored instants, by the rule the claim's condition applies.
+    """
     if stored is None or stored.expired(now) or stored.job.status in TERMINAL:
         return Verdict.DELETE
     job = stored.job
     if job.queue != queue:
         return Verdict.MISROUTED
-    lease_until = None if job.lease_until is None else job.lease_until.timestamp()
     decision = claim_decision(
-        job.status, job.run_at.timestamp(), lease_until, job.attempts, job.max_attempts, now
+        job.status, stored.run_at, stored.lease_until, job.attempts, job.max_attempts, now, skew
     )
     if decision is ClaimDecision.DEAD:
         return Verdict.LEASE_ENDED
@@ -105,13 +107,13 @@ def claim_received(
     claim write; the other message is then judged like any duplicate.
     """
     claimed, plan = Claimed(), MessagePlan()
-    tokens, firsts, extra = _sort_out(messages, queue, claimed, plan)
+    firsts, extra = _sort_out(messages, queue, claimed, plan)
     leases = {job_id: uuid.uuid4().hex for _, job_id in firsts}
+    skew = layout.clock_skew
     calls = tuple(
-        _dynamo.claim(layout.table, job_id, queue, worker_id, leases[job_id],
-                      now + tokens[job_id].lease, now)
+        _dynamo.claim(layout.table, job_id, queue, worker_id, leases[job_id], now, skew)
         for _, job_id in firsts
-    )  # fmt: skip
+    )
     replies = (yield Parallel(calls)) if calls else []
     outcomes = {
         job_id: _own_claim(reply, leases[job_id])
@@ -139,9 +141,9 @@ def claim_received(
 
 def _sort_out(
     messages: Sequence[Message], queue: str, claimed: Claimed, plan: MessagePlan
-) -> tuple[dict[str, _sqs.Token], list[tuple[Message, str]], list[tuple[Message, str]]]:
-    """Tokens by job id, the first message per job, the extra ones; malformed go to the DLQ."""
-    tokens: dict[str, _sqs.Token] = {}
+) -> tuple[list[tuple[Message, str]], list[tuple[Message, str]]]:
+    """The first message per job and the extra ones (with job ids); malformed to the DLQ."""
+    seen: set[str] = set()
     firsts: list[tuple[Message, str]] = []
     extra: list[tuple[Message, str]] = []
     for message in messages:
@@ -151,9 +153,9 @@ def _sort_out(
             claimed.malformed.append((message, str(bad)))
             plan.dead_letters.append(message)
             continue
-        (extra if token.job_id in tokens else firsts).append((message, token.job_id))
-        tokens.setdefault(token.job_id, token)
-    return tokens, firsts, extra
+        (extra if token.job_id in seen else firsts).append((message, token.job_id))
+        seen.add(token.job_id)
+    return firsts, extra
 
 
 def _own_claim(reply: Reply | AwsError, lease_token: str) -> Reply | AwsError:
@@ -256,7 +258,7 @@ def _settle_message(
             plan.hides.append((message.receipt_handle, _sqs.visibility_for(job.lease)))
     else:  # a second message for a job this batch just claimed: back when the lease ends
         assert stored is not None
-        plan.return_at(message, _after_lease(message, stored.job, now, layout.info(queue)))
+        plan.return_at(message, _after_lease(message, stored, now, layout))
 
 
 def _refused(
@@ -268,7 +270,7 @@ def _refused(
     claimed: Claimed,
     plan: MessagePlan,
 ) -> Flow[None]:
-    verdict = judge(stored, queue, now)
+    verdict = judge(stored, queue, now, layout.clock_skew)
     info = layout.info(queue)
     if verdict is Verdict.DELETE:
         plan.deletes.append(message.receipt_handle)
@@ -284,18 +286,17 @@ def _refused(
             plan.dead_letters.append(message)
     elif verdict is Verdict.LEASED:
         assert stored is not None
-        plan.return_at(message, _after_lease(message, stored.job, now, info))
+        plan.return_at(message, _after_lease(message, stored, now, layout))
     elif verdict is Verdict.NOT_DUE:
         assert stored is not None
-        due = stored.job.run_at.timestamp()
-        plan.return_at(message, _sqs.plan_return(message, due, now, info, hop=True))
+        plan.return_at(message, _sqs.plan_return(message, stored.run_at, now, info, hop=True))
 
 
-def _after_lease(message: Message, job: Job, now: float, info: QueueInfo) -> Hide | Resend:
-    """Bring a duplicate back when ``job``'s lease ends (at least a second from now)."""
-    assert job.lease_until is not None
-    due = max(job.lease_until.timestamp(), now + 0.5)
-    return _sqs.plan_return(message, due, now, info, hop=True)
+def _after_lease(message: Message, stored: Stored, now: float, layout: Layout) -> Hide | Resend:
+    """Bring a duplicate back when the lease is over for a claim (at least 0.5 s from now)."""
+    assert stored.lease_until is not None
+    due = max(stored.lease_until + layout.clock_skew, now + 0.5)
+    return _sqs.plan_return(message, due, now, layout.info(stored.job.queue), hop=True)
 
 
 def _expire(layout: Layout, job: Job, now: float) -> Flow[Job | None]:
@@ -303,7 +304,7 @@ def _expire(layout: Layout, job: Job, now: float) -> Flow[Job | None]:
     expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
     assert job.lease_token is not None and expiry is not None
     call = _dynamo.expire_lease(
-        layout.table, job.id, job.lease_token, LEASE_EXPIRED_ERROR, now, expiry
+        layout.table, job.id, job.lease_token, LEASE_EXPIRED_ERROR, now, layout.clock_skew, expiry
     )
     try:
         reply = yield call

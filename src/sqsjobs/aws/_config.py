@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,8 @@ class StoreSettings:
         retention: float,
         dead_retention: float,
         wait_time: float,
+        resend_after: float,
+        clock_skew: float,
     ) -> StoreSettings:
         if not isinstance(table_name, str) or not table_name:
             raise ValueError(f"table_name must be a non-empty str, got {table_name!r}")
@@ -51,14 +53,31 @@ class StoreSettings:
         if not urls:
             raise ValueError("queue_urls must name at least one queue: {'default': URL}")
         dead = _urls(dead_letter_queue_urls or {}, "dead_letter_queue_urls")
+        refuse_dead_letter_queues(urls, dead.values())
         for what, value in (("retention", retention), ("dead_retention", dead_retention)):
             _seconds(value, what, 0.0, math.inf)
         _seconds(wait_time, "wait_time", 0.0, 20.0)
-        return cls(
-            endpoint=Endpoint(endpoint_url, region_name),
-            layout=Layout(table_name, urls, dead, {}, float(retention), float(dead_retention)),
-            wait_time=float(wait_time),
-        )
+        _seconds(resend_after, "resend_after", 0.0, math.inf)
+        _seconds(clock_skew, "clock_skew", 0.0, 300.0)
+        layout = Layout(
+            table_name, urls, dead, {},
+            retention=float(retention), dead_retention=float(dead_retention),
+            clock_skew=float(clock_skew), resend_after=float(resend_after),
+        )  # fmt: skip
+        return cls(Endpoint(endpoint_url, region_name), layout, float(wait_time))
+
+
+def refuse_dead_letter_queues(
+    queue_urls: Mapping[str, str], dead_letter_urls: Iterable[str]
+) -> None:
+    """A work queue that is some queue's DLQ would run every dead job again: refuse it."""
+    dead = set(dead_letter_urls)
+    for queue, url in sorted(queue_urls.items()):
+        if url in dead:
+            raise ValueError(
+                f"queue_urls[{queue!r}] = {url!r} is a dead-letter queue of this store; "
+                "work queues and their dead-letter queues must be distinct queues"
+            )
 
 
 def _urls(value: Mapping[str, str], what: str) -> dict[str, str]:

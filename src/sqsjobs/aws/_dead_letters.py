@@ -135,7 +135,7 @@ def inspect(
     records = yield from _read(layout.table, sorted({i for _, i in named if i is not None}), now)
     reconciled: set[str] = set()
     for wanted, stored in list(records.items()):
-        if _abandoned(stored, now):
+        if _abandoned(stored, now, layout.clock_skew):
             records[wanted], settled = yield from _dead_letter(layout, queue, wanted, now)
             if settled:
                 reconciled.add(wanted)
@@ -160,12 +160,11 @@ def live(item: Item | None, now: float) -> Stored | None:
     return None if stored is None or stored.expired(now) else stored
 
 
-def _abandoned(stored: Stored | None, now: float) -> bool:
+def _abandoned(stored: Stored | None, now: float, skew: float) -> bool:
     """Running with its lease over: ``_dynamo.ABANDONED``, judged before writing."""
     if stored is None or stored.job.status is not RUNNING:
         return False
-    lease_until = stored.job.lease_until
-    return lease_expired(None if lease_until is None else lease_until.timestamp(), now)
+    return lease_expired(stored.lease_until, now, skew)
 
 
 def _read(table: str, job_ids: Sequence[str], now: float) -> Flow[dict[str, Stored | None]]:
@@ -187,7 +186,8 @@ def _dead_letter(
     """Record an abandoned job dead; the record as it then is, and whether this did it."""
     expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
     assert expiry is not None
-    call = _dynamo.abandoned_dead(layout.table, job_id, _redriven_error(layout, queue), now, expiry)
+    error = _redriven_error(layout, queue)
+    call = _dynamo.abandoned_dead(layout.table, job_id, error, now, layout.clock_skew, expiry)
     try:
         reply = yield call
     except ConditionFailed as refused:  # it moved since it was read

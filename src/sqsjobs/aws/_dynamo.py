@@ -35,18 +35,20 @@ LEASE_FIELDS = ("locked_by", "lease_token", "lease_until")
 HOLDS_LEASE = "#status = :running AND #lease_token = :token"
 # may_heartbeat(): holds the lease, and the lease has not ended.
 MAY_HEARTBEAT = f"{HOLDS_LEASE} AND #lease_until >= :now"
+# Lease expiry as a claim judges it: ``:expired_before`` is ``now - clock_skew``, so a
+# lease is taken over only once it ended by the claimer's clock *and* by one running up to
+# ``clock_skew`` seconds behind it (``lease_expired(lease_until, now, skew)``).
+LEASE_OVER = "#lease_until < :expired_before"
 # claim_decision() == RUN: queued; delayed and due; running, lease expired, attempts left.
 CLAIMABLE = (
     "#status = :queued OR (#status = :delayed AND #run_at <= :now) OR "
-    "(#status = :running AND #lease_until < :now AND #attempts < #max_attempts)"
+    f"(#status = :running AND {LEASE_OVER} AND #attempts < #max_attempts)"
 )
 # claim_decision() == DEAD for the holder of ``:token``: its lease ended on the last attempt.
-LEASE_ENDED_ON_LAST_ATTEMPT = (
-    f"{HOLDS_LEASE} AND #lease_until < :now AND #attempts >= #max_attempts"
-)
+LEASE_ENDED_ON_LAST_ATTEMPT = f"{HOLDS_LEASE} AND {LEASE_OVER} AND #attempts >= #max_attempts"
 # A running job whose run is gone: its lease is over (the reconciler, for redriven messages).
 # The same rule as ``lease_expired()`` on a running record, which readers check first.
-ABANDONED = "#status = :running AND #lease_until < :now"
+ABANDONED = f"#status = :running AND {LEASE_OVER}"
 # Not past its retention: readers treat an expired record as absent (TTL deletes lazily).
 UNEXPIRED = "(attribute_not_exists(#expires_at) OR #expires_at > :now)"
 # Dead and not yet past its retention: what an operator may run again (retry, redrive).
@@ -124,33 +126,39 @@ def batch_put(table: str, items: Sequence[Item]) -> Call:
 
 
 def claim(
-    table: str, job_id: str, queue: str, worker_id: str, token: str, lease_until: float, now: float
+    table: str, job_id: str, queue: str, worker_id: str, token: str, now: float, skew: float
 ) -> Call:
+    """Lease the job to ``worker_id`` for the lease *of record* (``lease_until = now + lease``).
+
+    The lease is never taken from the message: whoever may send to the queue could
+    otherwise shorten a run's lease to nothing.
+    """
     sets, values = _settled(job_id, RUNNING, now)
     sets |= {
         "attempts": "#attempts + :one",
         "locked_by": ":worker",
         "lease_token": ":token",
-        "lease_until": ":lease_until",
+        "lease_until": "#lease + :now",
     }
     values |= _statuses(QUEUED, DELAYED, RUNNING) | {
         ":one": number(1),
         ":worker": text(worker_id),
         ":token": text(token),
         ":queue": text(queue),
-        ":lease_until": number(lease_until),
+        ":expired_before": number(now - skew),
     }
     condition = f"#queue = :queue AND ({CLAIMABLE})"
     return _update(table, job_id, sets=sets, condition=condition, values=values, returns=True)
 
 
 def expire_lease(
-    table: str, job_id: str, token: str, error: str, now: float, expires_at: float
+    table: str, job_id: str, token: str, error: str, now: float, skew: float, expires_at: float
 ) -> Call:
     """Dead-letter a job whose lease (``token``) ended on its final attempt."""
     sets, values = _settled(job_id, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
+        ":expired_before": number(now - skew),
         ":token": text(token),
         ":error": text(error),
         ":expires_at": number(expires_at),
@@ -242,7 +250,9 @@ def cancel(table: str, job_id: str, now: float, expires_at: float) -> Call:
     )
 
 
-def abandoned_dead(table: str, job_id: str, error: str, now: float, expires_at: float) -> Call:
+def abandoned_dead(
+    table: str, job_id: str, error: str, now: float, skew: float, expires_at: float
+) -> Call:
     """Dead-letter a job whose runs kept dying: its message reached the DLQ by redrive.
 
     Only a running record with its lease over qualifies. A waiting one is left alone: its
@@ -254,6 +264,7 @@ def abandoned_dead(table: str, job_id: str, error: str, now: float, expires_at: 
     values |= _statuses(RUNNING) | {
         ":error": text(error),
         ":expires_at": number(expires_at),
+        ":expired_before": number(now - skew),
     }
     return _update(
         table, job_id, sets=sets, condition=ABANDONED, values=values, remove=LEASE_FIELDS,
@@ -354,14 +365,33 @@ def _index_range(
     return params
 
 
-def mark_resent(table: str, job_id: str, status: JobStatus, updated_at: float, now: float) -> Call:
-    """Note a reconciler re-send, if the record has not moved since it was found stale."""
+def mark_resent(
+    table: str,
+    job_id: str,
+    status: JobStatus,
+    updated_at: float,
+    resent_at: float | None,
+    now: float,
+) -> Call:
+    """Note a re-send, if the record has not moved since it was read.
+
+    ``updated_at`` and ``resent_at`` are the stored numbers (``Stored``), never values
+    that went through a datetime. Conditioning on ``resent_at`` too makes re-senders
+    that read the same record (the reconciler, duplicate producers) send once between
+    them: the first write changes it and the others are refused.
+    """
     values = {
         ":status": text(status.value),
         ":updated_at": number(updated_at),
         ":now": number(now),
     }
+    if resent_at is None:
+        unsent = "attribute_not_exists(#resent_at)"
+    else:
+        unsent = "#resent_at = :resent_at"
+        values[":resent_at"] = number(resent_at)
     return _update(
         table, job_id, sets={"resent_at": ":now"},
-        condition="#status = :status AND #updated_at = :updated_at", values=values,
+        condition=f"#status = :status AND #updated_at = :updated_at AND {unsent}",
+        values=values,
     )  # fmt: skip

@@ -23,8 +23,9 @@ from .._lifecycle import CANCELLED, expires_at
 from .._models import EnqueueResult, Job
 from . import _dynamo, _sqs
 from ._items import Item as Attributes
-from ._items import item_from_job, keyed_id, stored_from_item, text
+from ._items import Stored, item_from_job, keyed_id, stored_from_item, text
 from ._layout import Layout
+from ._reconcile import mark_resent, message_overdue
 from ._transport import AwsError, ConditionFailed, Flow, public_error
 
 Item = tuple[Job, str | None]
@@ -40,23 +41,46 @@ def placed(job: Job) -> Job:
 
 def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
     url = layout.url(job.queue)
-    result = yield from _write(layout.table, placed(job), fingerprint, now)
+    result = yield from _write(layout, placed(job), fingerprint, now)
     if not result.duplicate:
         yield _sqs.send(url, _body(result.job), _delay(result.job, now))
     return result
 
 
-def _write(table: str, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
+def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
+    """Write a new record; for a key already held, the holder (re-sending a lost message)."""
     try:
-        yield from _put_new(table, item_from_job(job, fingerprint), now)
+        yield from _put_new(layout.table, item_from_job(job, fingerprint), now)
     except ConditionFailed as taken:
         if job.idempotency_key is None or taken.item is None:
             raise
         holder = stored_from_item(taken.item)
         if holder.fingerprint != fingerprint:
             raise JobIdempotencyConflictError(job.idempotency_key, holder.job.id) from None
+        yield from _resend_if_lost(layout, holder, now)
         return EnqueueResult(holder.job, duplicate=True)
     return EnqueueResult(job, duplicate=False)
+
+
+def _resend_if_lost(layout: Layout, holder: Stored, now: float) -> Flow[None]:
+    """A producer's retry heals a send that failed after its record was written.
+
+    Producers retry with the same key when an enqueue failed; the retry finds the record
+    and would otherwise leave it waiting for the reconciler (or forever, where none runs).
+    A record still waiting, due, and without a message sent for ``resend_after`` seconds
+    gets one, once: the conditional ``resent_at`` write lets one of several concurrent
+    duplicates (or the reconciler) send it. A message that was only slow becomes a
+    duplicate, which every claim's conditional write makes harmless.
+    """
+    if not message_overdue(holder, now, layout.resend_after):
+        return
+    try:
+        yield mark_resent(layout.table, holder, now)
+    except ConditionFailed:
+        return  # someone else re-sent it, or the record moved on
+    yield _sqs.send(
+        layout.url(holder.job.queue), _body(holder.job), _sqs.send_delay(holder.run_at, now)
+    )
 
 
 def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
@@ -78,7 +102,7 @@ def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
 
 
 def _body(job: Job) -> str:
-    return _sqs.body(job.id, job.queue, job.lease)
+    return _sqs.body(job.id, job.queue)
 
 
 def _delay(job: Job, now: float) -> int:
@@ -98,7 +122,7 @@ def put_many(layout: Layout, items: Sequence[Item], now: float) -> Flow[list[Enq
         written: list[EnqueueResult] = []
         try:
             for run in _runs(group):
-                written += yield from _write_run(layout.table, run, now)
+                written += yield from _write_run(layout, run, now)
         except (JobIdempotencyConflictError, AwsError) as error:
             yield from _deliver_quietly(layout, written, now)
             raise _batch_error(results + written, error) from _cause(error)
@@ -125,10 +149,11 @@ def _runs(group: Sequence[Item]) -> Iterator[Sequence[Item]]:
         yield run
 
 
-def _write_run(table: str, run: Sequence[Item], now: float) -> Flow[list[EnqueueResult]]:
+def _write_run(layout: Layout, run: Sequence[Item], now: float) -> Flow[list[EnqueueResult]]:
+    table = layout.table
     if len(run) == 1:
         job, fingerprint = run[0]
-        return [(yield from _write(table, job, fingerprint, now))]
+        return [(yield from _write(layout, job, fingerprint, now))]
     reply = yield _dynamo.batch_put(table, [item_from_job(j, fp) for j, fp in run])
     for request in reply.get("UnprocessedItems", {}).get(table, []):
         # botocore retries whole requests, not unprocessed items: put these one by one.

@@ -36,6 +36,7 @@ Item = dict[str, Any]
 SHARDS = 4
 INDEX = "by_status"
 TTL_ATTRIBUTE = "expires_at"
+RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-sent a message
 ITEM_VERSION = 1
 
 
@@ -91,11 +92,23 @@ def same_value(stored: Any, written: Any) -> bool:
 
 @dataclass(frozen=True)
 class Stored:
-    """A record as read from the table: the job plus what only the store needs."""
+    """A record as read from the table: the job plus what only the store needs.
+
+    The instants are the stored numbers themselves. ``Job`` carries datetimes, which
+    keep microseconds, and about three in four ``time.time()`` values have digits beyond
+    that (``1796094741.2439704`` comes back as ``…741.24397``): a condition written from
+    a datetime would not match the stored value, and judging due-ness or lease expiry
+    from one could disagree with the condition that DynamoDB evaluates. So every rule
+    and every condition about a stored instant reads these.
+    """
 
     job: Job
     fingerprint: str | None
     expires_at: float | None
+    run_at: float
+    updated_at: float
+    lease_until: float | None
+    resent_at: float | None = None
 
     def expired(self, now: float) -> bool:
         return is_expired(self.expires_at, now)
@@ -141,8 +154,8 @@ def stored_from_item(item: Item) -> Stored:
         name=_s(item, "name"),
         payload=json.loads(_s(item, "payload")),
         status=JobStatus(_s(item, "status")),
-        attempts=int(_n(item, "attempts")),
-        max_attempts=int(_n(item, "max_attempts")),
+        attempts=_i(item, "attempts"),
+        max_attempts=_i(item, "max_attempts"),
         run_at=utc(_n(item, "run_at")),
         created_at=utc(_n(item, "created_at")),
         updated_at=utc(_n(item, "updated_at")),
@@ -151,14 +164,22 @@ def stored_from_item(item: Item) -> Stored:
         lease_token=_opt_s(item, "lease_token"),
         lease=_n(item, "lease"),
         timeout=_n(item, "timeout"),
-        priority=int(_n(item, "priority")),
+        priority=_i(item, "priority"),
         idempotency_key=_opt_s(item, "idempotency_key"),
         tenant=_opt_s(item, "tenant"),
         last_error=_opt_s(item, "last_error"),
         completed_at=utc_or_none(_opt_n(item, "completed_at")),
         result=None if "result" not in item else json.loads(_s(item, "result")),
     )
-    return Stored(job, _opt_s(item, "fingerprint"), _opt_n(item, TTL_ATTRIBUTE))
+    return Stored(
+        job,
+        _opt_s(item, "fingerprint"),
+        _opt_n(item, TTL_ATTRIBUTE),
+        run_at=_n(item, "run_at"),
+        updated_at=_n(item, "updated_at"),
+        lease_until=_opt_n(item, "lease_until"),
+        resent_at=_opt_n(item, RESENT_AT),
+    )
 
 
 def _s(item: Item, name: str) -> str:
@@ -167,6 +188,14 @@ def _s(item: Item, name: str) -> str:
 
 def _n(item: Item, name: str) -> float:
     return float(item[name]["N"])
+
+
+def _i(item: Item, name: str) -> int:
+    """An integer attribute, parsed exactly (through float, 2**53 + 1 would change)."""
+    value = Decimal(str(item[name]["N"]))
+    if value != value.to_integral_value():
+        raise ValueError(f"attribute {name!r} is {value}, not an integer")
+    return int(value)
 
 
 def _opt_s(item: Item, name: str) -> str | None:

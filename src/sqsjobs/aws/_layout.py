@@ -17,7 +17,11 @@ from ._sqs import QueueInfo
 from ._transport import Call, Flow
 
 if TYPE_CHECKING:
-    from mypy_boto3_sqs.type_defs import GetQueueAttributesRequestTypeDef, GetQueueUrlRequestTypeDef
+    from mypy_boto3_sqs.type_defs import (
+        GetQueueAttributesRequestTypeDef,
+        GetQueueUrlRequestTypeDef,
+        ListDeadLetterSourceQueuesRequestTypeDef,
+    )
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,9 @@ class Layout:
     dead_letter_urls: Mapping[str, str] = field(default_factory=dict)
     described: Mapping[str, QueueInfo] = field(default_factory=dict)
     retention: float = 86_400.0
-    dead_retention: float = 604_800.0
+    dead_retention: float = 1_209_600.0
+    clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
+    resend_after: float = 60.0  # a duplicate enqueue re-sends a message older than this
 
     def url(self, queue: str) -> str:
         try:
@@ -50,8 +56,14 @@ class Layout:
         return replace(self, described={**self.described, queue: info})
 
 
-def describe_queue(url: str, dead_letter_url: str | None) -> Flow[QueueInfo]:
-    """Read a queue's redrive policy and retention; find its DLQ's URL if not given."""
+def describe_queue(queue: str, url: str, dead_letter_url: str | None) -> Flow[QueueInfo]:
+    """Read a queue's redrive policy and retention; find its DLQ's URL if not given.
+
+    Refuses a work queue that is some queue's dead-letter queue (the easy mistake of
+    copying the wrong URL): workers would run every dead job again, and a redrive would
+    send jobs to the queue they came from.
+    """
+    yield from _refuse_dead_letter_queue(queue, url)
     params: GetQueueAttributesRequestTypeDef = {
         "QueueUrl": url,
         "AttributeNames": ["RedrivePolicy", "MessageRetentionPeriod"],
@@ -68,3 +80,15 @@ def describe_queue(url: str, dead_letter_url: str | None) -> Flow[QueueInfo]:
         lookup: GetQueueUrlRequestTypeDef = {"QueueName": name, "QueueOwnerAWSAccountId": account}
         dead_letter_url = str((yield Call("sqs", "get_queue_url", lookup))["QueueUrl"])
     return QueueInfo(url, dead_letter_url, int(policy["maxReceiveCount"]), retention)
+
+
+def _refuse_dead_letter_queue(queue: str, url: str) -> Flow[None]:
+    params: ListDeadLetterSourceQueuesRequestTypeDef = {"QueueUrl": url, "MaxResults": 1}
+    reply = yield Call("sqs", "list_dead_letter_source_queues", params)
+    sources = reply.get("queueUrls", [])
+    if sources:
+        raise JobConfigError(
+            "invalid_option",
+            f"Queue {queue!r} ({url}) is the dead-letter queue of {sources[0]}; configure "
+            "the job queue's URL, and its dead-letter queue as dead_letter_queue_urls",
+        )

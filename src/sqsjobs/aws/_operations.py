@@ -34,9 +34,10 @@ from enum import Enum
 from .._errors import JobConfigError
 from .._lifecycle import DEAD, TERMINAL
 from .._models import Job
+from .._time import epoch
 from . import _dynamo, _sqs
 from ._background import hand_back_flow
-from ._dead_letters import OPERATOR_WAIT, Inspected, inspect, live, receive_unseen
+from ._dead_letters import OPERATOR_WAIT, Inspected, inspect, live, named_job, receive_unseen
 from ._items import stored_from_item
 from ._layout import Layout
 from ._messages import send_copies
@@ -59,8 +60,38 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
             layout.url(stored.job.queue)  # refused for its queue: say which one
         return False
     job = stored_from_item(reply["Attributes"]).job
-    yield _sqs.send(layout.url(job.queue), _sqs.body(job.id, job.queue, job.lease))
+    yield _sqs.send(layout.url(job.queue), _sqs.body(job.id, job.queue))
+    yield from drop_dead_letter_copies(layout, job.queue, job.id)
     return True
+
+
+SWEEP_LIMIT = 1_000  # DLQ messages a retry looks through for the job's copies
+
+
+def drop_dead_letter_copies(layout: Layout, queue: str, job_id: str) -> Flow[int]:
+    """Delete the copies of ``job_id`` in ``queue``'s DLQ; hand every other message back.
+
+    A job that runs again no longer belongs in its DLQ: left there, ``dlq list`` would
+    show it (twice, if it died again) and ``stats`` would count it. SQS deletes only by
+    receipt handle, so the DLQ is looked through (up to ``SWEEP_LIMIT`` messages; a copy
+    beyond that is discarded by the next redrive, which finds the job no longer dead).
+    """
+    url = layout.info(queue).dead_letter_url
+    if url is None:
+        return 0
+    seen: dict[str, Message] = {}
+    copies: dict[str, None] = {}  # message ids, in the order received
+    while len(seen) < SWEEP_LIMIT:
+        size = min(_sqs.MAX_BATCH, SWEEP_LIMIT - len(seen))
+        messages = yield from receive_unseen(url, size, OPERATOR_WAIT, seen)
+        if not messages:
+            break
+        copies |= dict.fromkeys(m.message_id for m in messages if named_job(m, queue) == job_id)
+    for handles in _sqs.chunks([seen[message_id].receipt_handle for message_id in copies]):
+        with contextlib.suppress(AwsError):  # a copy left behind is discarded by a redrive
+            yield _sqs.delete_batch(url, handles)
+    yield from hand_back_flow(url, [m for i, m in seen.items() if i not in copies])
+    return len(copies)
 
 
 @dataclass(frozen=True)
@@ -164,7 +195,7 @@ def _batch(
     for item in found:
         verdict, job = yield from _decide(layout, queue, item, run.sent, now)
         if verdict is Verdict.SEND and job is not None:
-            sends.append((item.message, _sqs.send_delay(job.run_at.timestamp(), now)))
+            sends.append((item.message, _sqs.send_delay(epoch(job.run_at), now)))
             run.sent.add(job.id)
         elif verdict is Verdict.DISCARD:
             deletes.append(item.message.receipt_handle)

@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._lifecycle import DELAYED, QUEUED, RUNNING
-from .._models import Job, JobStatus
+from .._lifecycle import DELAYED, QUEUED, RUNNING, WAITING
+from .._models import JobStatus
 from . import _dynamo, _sqs
 from ._dead_letters import peek
-from ._items import SHARDS, index_pk, number, stored_from_item
+from ._items import SHARDS, Stored, index_pk, number, stored_from_item
 from ._layout import Layout
-from ._transport import ConditionFailed, Flow
+from ._transport import Call, ConditionFailed, Flow
 
 # Which instant must be older than the grace period for a record to count as stale.
 STALE_AFTER: tuple[tuple[JobStatus, str], ...] = (
@@ -64,45 +64,60 @@ def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
 
 def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
     cutoff = now - grace
-    found: list[Job] = []
+    found: list[Stored] = []
     for status, instant in STALE_AFTER:
         for shard in range(SHARDS):
             found += yield from _stale_in(
                 layout.table, index_pk(status, shard), queue, instant, cutoff
             )
-    fresh: list[Job] = []
-    for job in found:
+    fresh: list[Stored] = []
+    for stored in found:
         try:
-            yield _dynamo.mark_resent(
-                layout.table, job.id, job.status, job.updated_at.timestamp(), now
-            )
+            yield mark_resent(layout.table, stored, now)
         except ConditionFailed:
             continue  # it moved since the query: someone is handling it
-        fresh.append(job)
+        fresh.append(stored)
     url = layout.url(queue)
     for batch in _sqs.chunks(fresh):
-        entries = [
-            (_sqs.body(j.id, queue, j.lease), _sqs.send_delay(j.run_at.timestamp(), now))
-            for j in batch
-        ]
+        entries = [(_sqs.body(s.job.id, queue), _sqs.send_delay(s.run_at, now)) for s in batch]
         yield _sqs.send_batch(url, entries)
     return len(fresh)
 
 
+def message_overdue(stored: Stored, now: float, after: float) -> bool:
+    """Whether a waiting record's message should have been claimed ``after`` seconds ago.
+
+    Its message went out when the record last changed (enqueue, retry, release, revive)
+    or was last re-sent, and was due to be received at ``run_at``; a running record is
+    its claimer's business.
+    """
+    if stored.job.status not in WAITING:
+        return False
+    last_sent = max(stored.updated_at, stored.resent_at or stored.updated_at, stored.run_at)
+    return stored.run_at <= now and now - last_sent >= after
+
+
+def mark_resent(table: str, stored: Stored, now: float) -> Call:
+    """The conditional write that claims a re-send of ``stored``'s message for this caller."""
+    return _dynamo.mark_resent(
+        table, stored.job.id, stored.job.status, stored.updated_at, stored.resent_at, now
+    )
+
+
 def _stale_in(
     table: str, partition: str, queue: str, instant: str, cutoff: float
-) -> Flow[list[Job]]:
+) -> Flow[list[Stored]]:
     condition = (
         f"#{instant} < :cutoff AND (attribute_not_exists(#resent_at) OR #resent_at < :cutoff)"
     )
-    found: list[Job] = []
+    found: list[Stored] = []
     start = None
     while True:
         reply = yield _dynamo.query_index(
             table, partition, f"{queue}#", f"{queue}$", limit=100, start=start,
             filter=condition, values={":cutoff": number(cutoff)},
         )  # fmt: skip
-        found += [stored_from_item(item).job for item in reply.get("Items", [])]
+        found += [stored_from_item(item) for item in reply.get("Items", [])]
         start = reply.get("LastEvaluatedKey")
         if start is None:
             return found

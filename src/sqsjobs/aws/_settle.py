@@ -134,7 +134,7 @@ def _dead(
     elif info.dead_letter_url is not None:
         # The record says dead either way; the DLQ copy is for inspection and redrive.
         with contextlib.suppress(AwsError):
-            yield _sqs.send(info.dead_letter_url, _sqs.body(job.id, job.queue, job.lease))
+            yield _sqs.send(info.dead_letter_url, _sqs.body(job.id, job.queue))
     return True
 
 

@@ -1,8 +1,8 @@
 """Pure SQS side: the message body, request builders, and when a message should come back.
 
-The message body is a delivery token, never the job:
-``{"v": 1, "id": ..., "queue": ..., "lease": seconds}`` (compact JSON, at most
-``MAX_BODY_BYTES``). Anything else found on a queue is malformed
+The message body is a delivery token, never the job: ``{"v": 2, "id": ..., "queue": ...}``
+(compact JSON, at most ``MAX_BODY_BYTES``). Version 1 bodies also carried the lease;
+they are still read, their lease ignored. Anything else found on a queue is malformed
 and is moved to the dead-letter queue rather than retried forever.
 
 SQS limits that shape the rules here: ``DelaySeconds`` is at most 900, a visibility
@@ -39,9 +39,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-BODY_VERSION = 1
-BODY_FIELDS = frozenset({"v", "id", "queue", "lease"})
-BODY_LIST = ", ".join(sorted(BODY_FIELDS))
+BODY_VERSION = 2
+# The fields of each body version this release reads; it writes BODY_VERSION only.
+BODY_FIELDS: dict[int, frozenset[str]] = {
+    1: frozenset({"v", "id", "queue", "lease"}),
+    2: frozenset({"v", "id", "queue"}),
+}
+BODY_LIST = ", ".join(sorted(BODY_FIELDS[BODY_VERSION]))
 MAX_BODY_BYTES = 1024
 MAX_BATCH = 10
 MAX_DELAY = 900
@@ -86,40 +90,52 @@ class Resend:
     delay: int
 
 
-def body(job_id: str, queue: str, lease: float) -> str:
-    """The delivery token; ``lease`` lets a claim compute ``lease_until`` without a read."""
-    token = {"v": BODY_VERSION, "id": job_id, "queue": queue, "lease": lease}
-    return json.dumps(token, separators=(",", ":"))
+def body(job_id: str, queue: str) -> str:
+    """The delivery token: it names the job and its queue, and nothing a claim trusts more.
+
+    Everything a claim needs (the lease above all) is read from the record: anyone
+    allowed to send to the queue can write a body, and a body that set the lease could
+    turn a healthy final attempt into a dead job.
+    """
+    return json.dumps({"v": BODY_VERSION, "id": job_id, "queue": queue}, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
 class Token:
     job_id: str
-    lease: float
 
 
 def parse_body(text: str, queue: str) -> Token:
-    """The delivery token a message body for ``queue`` carries, or ``MalformedMessage``."""
+    """The delivery token a message body for ``queue`` carries, or ``MalformedMessage``.
+
+    Version 1 bodies (written before the lease was read from the record) still deliver
+    their jobs: their ``lease`` field is ignored.
+    """
     if len(text.encode()) > MAX_BODY_BYTES:
         raise MalformedMessage(f"body is over {MAX_BODY_BYTES} bytes")
     try:
         data = json.loads(text)
     except ValueError:
         raise MalformedMessage("body is not JSON") from None
-    if not isinstance(data, dict) or set(data) != BODY_FIELDS:
+    if not isinstance(data, dict):
         raise MalformedMessage(f"body is not an object with exactly the fields {BODY_LIST}")
-    if isinstance(data["v"], bool) or data["v"] != BODY_VERSION:
-        raise MalformedMessage(f"body version {data['v']!r} is not {BODY_VERSION}")
-    job_id, target, lease = data["id"], data["queue"], data["lease"]
+    version = data.get("v")
+    fields = None
+    if isinstance(version, int) and not isinstance(version, bool):
+        fields = BODY_FIELDS.get(version)
+    if fields is None:
+        raise MalformedMessage(f"body version {version!r} is not one of 1, {BODY_VERSION}")
+    if set(data) != fields:
+        listed = ", ".join(sorted(fields))
+        raise MalformedMessage(f"body is not an object with exactly the fields {listed}")
+    job_id, target = data["id"], data["queue"]
     if not isinstance(job_id, str) or not 1 <= len(job_id) <= 128 or not job_id.isprintable():
         raise MalformedMessage("id is not a string of 1..128 printable characters")
     if not isinstance(target, str) or QUEUE_NAME.fullmatch(target) is None:
         raise MalformedMessage("queue is not a valid queue name")
-    if isinstance(lease, bool) or not isinstance(lease, int | float) or not 0 < lease < math.inf:
-        raise MalformedMessage("lease is not a positive number of seconds")
     if target != queue:
         raise MalformedMessage(f"message for queue {target!r} arrived on queue {queue!r}")
-    return Token(job_id, float(lease))
+    return Token(job_id)
 
 
 def message_from_reply(raw: dict[str, Any]) -> Message:

@@ -46,6 +46,9 @@ T = TypeVar("T")
 _logger = logging.getLogger(LOGGER_NAME)
 
 DEFAULT_VISIBILITY = 30  # until a claim shows a queue's leases
+# Dead records outlive the longest DLQ retention SQS allows (14 days), so a redrive of
+# any message still in a DLQ finds its record.
+DEFAULT_DEAD_RETENTION = 14 * 86_400.0
 CANCELLED_CLAIM = "claim was cancelled before its jobs were handed out"
 
 
@@ -68,15 +71,17 @@ class SqsJobStore:
         endpoint_url: str | None = None,
         region_name: str | None = None,
         retention: float = 86_400,
-        dead_retention: float = 604_800,
+        dead_retention: float = DEFAULT_DEAD_RETENTION,
         wait_time: float = 20.0,
+        resend_after: float = 60.0,
+        clock_skew: float = 2.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         settings = StoreSettings.build(
             table_name=table_name, queue_urls=queue_urls,
             dead_letter_queue_urls=dead_letter_queue_urls, endpoint_url=endpoint_url,
             region_name=region_name, retention=retention, dead_retention=dead_retention,
-            wait_time=wait_time,
+            wait_time=wait_time, resend_after=resend_after, clock_skew=clock_skew,
         )  # fmt: skip
         self._endpoint = settings.endpoint
         self._layout = settings.layout
@@ -189,7 +194,7 @@ class SqsJobStore:
     async def _described(self, queue: str) -> Layout:
         if queue not in self._layout.described:
             url = self._layout.url(queue)
-            flow = describe_queue(url, self._layout.dead_letter_urls.get(queue))
+            flow = describe_queue(queue, url, self._layout.dead_letter_urls.get(queue))
             self._layout = self._layout.with_info(queue, await self._run(flow))
         return self._layout
 
@@ -348,8 +353,12 @@ class SqsJobStore:
         return await self._run(reconcile(layout, names, self._clock(), grace))
 
     async def retry(self, job_id: str, now: float) -> bool:
-        """Run a dead job again (attempts reset); False if unknown, expired or not dead."""
-        return await self._run(retry(self._layout, job_id, now))
+        """Run a dead job again (attempts reset); False if unknown, expired or not dead.
+
+        Its copies in the dead-letter queue are removed (see ``_operations``).
+        """
+        layout, _ = await self._all_described(None)
+        return await self._run(retry(layout, job_id, now))
 
     async def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
         """Up to ``limit`` messages of the DLQs, with their jobs; see ``_dead_letters``."""

@@ -52,7 +52,8 @@ class SqsSyncView:
 
     def retry(self, job_id: str, now: float) -> bool:
         """Blocking twin of ``SqsJobStore.retry``."""
-        return self._store._run_sync(retry(self._store._layout, job_id, now))
+        layout, _ = self._all_described(None)
+        return self._store._run_sync(retry(layout, job_id, now))
 
     def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
         """Blocking twin of ``SqsJobStore.dead_letters``."""
@@ -78,7 +79,7 @@ class SqsSyncView:
         store = self._store
         if queue not in store._layout.described:
             url = store._layout.url(queue)
-            flow = describe_queue(url, store._layout.dead_letter_urls.get(queue))
+            flow = describe_queue(queue, url, store._layout.dead_letter_urls.get(queue))
             store._layout = store._layout.with_info(queue, store._run_sync(flow))
 
     def _all_described(self, queues: Sequence[str] | None) -> tuple[Layout, list[str]]:

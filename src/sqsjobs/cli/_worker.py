@@ -167,6 +167,8 @@ def build_worker(
         known = ", ".join(store.queue_urls)
         raise usage_error(f"Unknown queue(s) {', '.join(unknown)}; this store has {known}")
     try:
+        for name in served:  # a queue that is a dead-letter queue is refused here, not later
+            store.sync.describe(name)
         queue = JobQueue(store, default_queue=default_queue(store))
         return JobWorker(queue, handlers, queues=served, concurrency=concurrency)
     except JobConfigError as error:
