@@ -36,6 +36,7 @@ class Event(StrEnum):
     HEARTBEAT_FAILED = "jobs.heartbeat_failed"
     RUN_FAILED = "jobs.worker.run_failed"
     CRON_FAILED = "jobs.cron_failed"
+    RECONCILED = "jobs.reconciled"
 
 
 def default_logger(logger: logging.Logger | None) -> logging.Logger:

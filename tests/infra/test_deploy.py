@@ -8,8 +8,10 @@ alarm and warns that it cannot: that warning is expected here.
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,3 +166,46 @@ def test_endpoint_comes_from_the_environment(
     monkeypatch.setenv("AWS_ENDPOINT_URL", aws_endpoint)
     outputs = deploy_stack(stack_name)
     assert outputs["QueueArn"].endswith(f":{stack_name}-default")
+
+
+def test_a_reconciler_function_is_invoked_on_a_schedule(aws_endpoint: str, stack_name: str) -> None:
+    """Lambda-only deployments: the template schedules make_reconcile_handler's function."""
+    function_arn = reconcile_function(aws_endpoint, f"{stack_name}-reconcile")
+    deploy_stack(
+        stack_name, endpoint_url=aws_endpoint,
+        parameters={"ReconcileFunctionArn": function_arn},
+    )  # fmt: skip
+    events = client("events", aws_endpoint)
+    [rule] = [
+        r for r in events.list_rules()["Rules"] if r["Description"].endswith("queue default")
+        and r["Name"].startswith(stack_name)
+    ]  # fmt: skip
+    assert rule["ScheduleExpression"] == "rate(5 minutes)"
+    assert rule["State"] == "ENABLED"
+    [target] = events.list_targets_by_rule(Rule=rule["Name"])["Targets"]
+    assert target["Arn"] == function_arn
+
+
+def test_no_reconciler_schedule_without_a_function(main_stack: Deployed, aws_endpoint: str) -> None:
+    rules = client("events", aws_endpoint).list_rules()["Rules"]
+    assert [r for r in rules if r["Name"].startswith(main_stack.name)] == []
+
+
+def reconcile_function(endpoint: str, name: str) -> str:
+    """A Lambda function in the emulator (which cannot run one, only hold it): its ARN."""
+    role = client("iam", endpoint).create_role(
+        RoleName=name,
+        AssumeRolePolicyDocument=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                           "Principal": {"Service": "lambda.amazonaws.com"}}],
+        }),
+    )["Role"]["Arn"]  # fmt: skip
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("app.py", "from sqsjobs.aws.lambda_ import make_reconcile_handler\n")
+    function = client("lambda", endpoint).create_function(
+        FunctionName=name, Runtime="python3.12", Role=role, Handler="app.reconcile",
+        Code={"ZipFile": code.getvalue()}, Timeout=60,
+    )  # fmt: skip
+    return str(function["FunctionArn"])

@@ -43,6 +43,7 @@ WORKER_ACTIONS = {
     "sqs:DeleteMessage",
     "sqs:GetQueueAttributes",
     "sqs:GetQueueUrl",
+    "sqs:ListDeadLetterSourceQueues",  # a work queue that is a DLQ is refused
     "sqs:ReceiveMessage",
     "sqs:SendMessage",
     "cloudformation:DescribeStacks",

@@ -1,6 +1,7 @@
 """AWS Lambda: run jobs from an SQS event source mapping with partial batch responses.
 
     handler = make_lambda_handler(registry, store=SqsJobStore.from_env())
+    reconcile = make_reconcile_handler(store=SqsJobStore.from_env())  # on a schedule
 
 Each record is claimed with the same conditional write a worker uses and run by the same
 algorithm (``sqsjobs._run``); only the reporting differs. Lambda deletes every message
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -33,13 +35,14 @@ from typing import Any
 
 from .._backoff import Backoff
 from .._handlers import JobRegistry
-from .._log import default_logger
+from .._log import LOGGER_NAME, Event, default_logger
 from .._models import Job
 from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
 from ._sqs import Message
 from ._store import SqsJobStore
 
 LambdaHandler = Callable[[Mapping[str, Any], Any], dict[str, list[dict[str, str]]]]
+ReconcileHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
 FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
 
 
@@ -203,3 +206,29 @@ def _groups(records: Sequence[Record]) -> dict[tuple[str, bool], list[Record]]:
 def _remaining(context: Any) -> float:
     """Monotonic deadline of this invocation, from the context's remaining milliseconds."""
     return time.monotonic() + float(context.get_remaining_time_in_millis()) / 1000
+
+
+def make_reconcile_handler(*, store: SqsJobStore, grace: float = 900.0) -> ReconcileHandler:
+    """A handler for a scheduled invocation: one reconciler pass, ``{"resent", "dead"}``.
+
+    A deployment whose workers are all Lambda functions has no ``sqsjobs worker`` to run
+    the periodic pass, so nothing else re-sends the message of a job whose producer
+    failed between its write and its send, or settles a job the redrive policy moved to
+    the dead-letter queue. The templates schedule this handler (``ReconcileFunctionArn``,
+    every 5 minutes by default). Each pass is idempotent, so overlapping ones are safe.
+    The pass runs on boto3 alone, like the producer's blocking face.
+    """
+    if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace < math.inf:
+        raise ValueError(f"grace must be a finite number of seconds >= 0, got {grace!r}")
+    logger = logging.getLogger(LOGGER_NAME)
+
+    def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
+        report = store.sync.reconcile(grace=grace)
+        logger.info(
+            "Reconciler pass: re-sent %d lost message(s), dead-lettered %d job(s)",
+            report.resent, report.dead,
+            extra={"event": Event.RECONCILED, "resent": report.resent, "dead": report.dead},
+        )  # fmt: skip
+        return {"resent": report.resent, "dead": report.dead}
+
+    return handler

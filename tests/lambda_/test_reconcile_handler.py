@@ -1,0 +1,54 @@
+"""The scheduled reconciler for deployments whose only workers are Lambda functions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+from sqsjobs import JobQueue, JobStatus, SyncJobQueue
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws.lambda_ import make_reconcile_handler
+
+
+def test_a_job_whose_send_was_lost_gets_its_message(store: SqsJobStore, sqs: Any) -> None:
+    queue = SyncJobQueue(store)
+    enqueued = queue.enqueue("report.monthly", {"month": "2026-11"}).job
+    url = store.queue_urls["default"]
+    sqs.purge_queue(QueueUrl=url)  # as if SendMessage had failed after the PutItem
+    handler = make_reconcile_handler(store=store, grace=0.5)
+    assert handler({}, None) == {"resent": 0, "dead": 0}  # not stale yet
+    time.sleep(0.7)
+    assert handler({"source": "aws.events"}, None) == {"resent": 1, "dead": 0}
+    [message] = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]
+    assert json.loads(message["Body"])["id"] == enqueued.id
+    assert handler({}, None) == {"resent": 0, "dead": 0}  # re-sent once per grace
+
+
+async def test_a_job_the_redrive_policy_moved_is_recorded_dead(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    try:
+        enqueued = (await JobQueue(store).enqueue("video.encode", lease=1)).job
+        [job] = await store.claim("default", "lambda-a", time.time())  # the run crashes...
+        assert job.id == enqueued.id
+        # ...again and again, until the redrive policy moves its message to the DLQ.
+        body = json.dumps({"v": 2, "id": job.id, "queue": "default"})
+        sqs.send_message(QueueUrl=store.dead_letter_queue_urls["default"], MessageBody=body)
+        sqs.purge_queue(QueueUrl=store.queue_urls["default"])
+        await asyncio.sleep(3.2)  # its lease is over, by any clock within the 2 s margin
+        handler = make_reconcile_handler(store=store)
+        assert handler({}, None) == {"resent": 0, "dead": 1}
+        record = await JobQueue(store).get(enqueued.id)
+        assert record is not None and record.status is JobStatus.DEAD
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.parametrize("grace", [-1.0, float("nan"), float("inf"), "900"])
+def test_grace_is_a_finite_number_of_seconds(store: SqsJobStore, grace: Any) -> None:
+    with pytest.raises(ValueError, match="grace"):
+        make_reconcile_handler(store=store, grace=grace)
