@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .._errors import MAX_ERROR_CHARS
+from .._errors import MAX_ERROR_CHARS, describe_error
 from .._lifecycle import DEAD as DEAD_STATUS
 from .._lifecycle import (
     DELAYED,
@@ -37,6 +37,7 @@ from .._lifecycle import (
     expires_at,
 )
 from .._models import Job
+from .._text import safe_line
 from . import _dynamo, _sqs
 from ._deliveries import Delivery
 from ._items import Stored, stored_from_item
@@ -193,7 +194,7 @@ def _record(reply: Reply | AwsError) -> Stored | None:
         item = reply.item
     elif isinstance(reply, AwsError):
         if reply.code == "ValidationException":
-            raise MalformedRecord(f"the claim cannot apply to it: {reply}")
+            raise MalformedRecord(f"the claim cannot apply to it: {safe_line(str(reply))}")
         return None
     else:
         item = reply["Attributes"]
@@ -202,7 +203,7 @@ def _record(reply: Reply | AwsError) -> Stored | None:
     try:
         return stored_from_item(item)
     except UNDECODABLE as error:
-        raise MalformedRecord(f"{type(error).__name__}: {error}") from None
+        raise MalformedRecord(describe_error(error)) from None  # one line, capped
 
 
 def _malformed(

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from .._lifecycle import LEASE_EXPIRED_ERROR
 from .._log import LOGGER_NAME, Event, log_event
 from .._models import EnqueueResult, Job, JobFilter, JobPage
+from .._text import safe_line
 from .._validation import dump_json, plain_json
 from . import _claim, _flows, _settle, _sqs
 from ._background import Background
@@ -272,10 +273,11 @@ class SqsJobStore:
         flow = _claim.claim_received(layout, queue, messages, worker_id, now, visibility)
         claimed = await self._run(flow)
         for message, reason in claimed.malformed:
+            why = safe_line(reason)  # the text of a foreign body or record: one line
             _logger.warning(
                 "Removed malformed message %s from queue %r to its dead-letter queue: %s",
-                message.message_id, queue, reason,
-                extra={"event": "jobs.malformed_message", "queue": queue, "error": reason},
+                message.message_id, queue, why,
+                extra={"event": "jobs.malformed_message", "queue": queue, "error": why},
             )  # fmt: skip
         for message, job_id in claimed.unknown:
             _logger.info(
