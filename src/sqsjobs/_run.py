@@ -12,6 +12,10 @@
             lease lost (a heartbeat was refused) ──► record nothing: the next claim owns it
             stop / cutoff ──► release: queued again at once, the attempt not counted
 
+Heartbeats run from the claim until the outcome is recorded, and a store write that
+raises is tried again while the lease holds (``_lease``); an outcome left unrecorded
+when the lease ends is the next claim's, and the log says what that claim will do.
+
 ``ctx.cancelled`` is set before the handler task is cancelled, so a handler's
 ``except CancelledError`` can already see why. Hooks run only after the store accepted
 the outcome, and a raising hook is logged without changing anything.
@@ -24,7 +28,8 @@ import concurrent.futures
 import functools
 import inspect
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
@@ -32,6 +37,7 @@ from typing import Any, Literal
 from ._backoff import Backoff
 from ._errors import JobConfigError, JobFatalError, JobTimeoutError, describe_error
 from ._handlers import HandlerSpec, JobContext, JobRegistry, context_logger
+from ._lease import Lease, Written
 from ._lifecycle import STOPPING_ERROR
 from ._log import Event, log_event
 from ._models import Job
@@ -49,6 +55,7 @@ class Outcome(Enum):
     DEAD = "dead"
     RELEASED = "released"
     LOST = "lost"  # the store refused the write: another claim owns the job now
+    UNRECORDED = "unrecorded"  # the write kept failing: the next claim after the lease has it
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,11 @@ class JobRun:
         self.reason: Reason | None = None
         self.thread: concurrent.futures.Future[Any] | None = None
         self._handler_task: asyncio.Future[Any] | None = None
+        self.lease = Lease(
+            job, settings.store, settings.clock, self._log,
+            deadline=None if cutoff is None else time.monotonic() + cutoff,
+            on_lost=lambda: self.interrupt("lease_lost"),
+        )  # fmt: skip
 
     def interrupt(self, reason: Reason) -> None:
         """Cancel the handler for ``reason``; the first reason given is the one that counts."""
@@ -96,6 +108,14 @@ class JobRun:
             self._handler_task.cancel()
 
     async def execute(self) -> Outcome:
+        """Run the job and record its outcome, heartbeating until the store has it."""
+        heartbeats = asyncio.ensure_future(self.lease.keep())
+        try:
+            return await self._outcome()
+        finally:
+            heartbeats.cancel()
+
+    async def _outcome(self) -> Outcome:
         spec = self.settings.registry.get(self.job.name)
         if spec is None:
             return await self._fail(JobFatalError(f"Unknown job handler: {self.job.name!r}"))
@@ -113,7 +133,7 @@ class JobRun:
             attempt=self.job.attempts,
             cancelled=self.cancelled,
             log=context_logger(self.settings.logger, self.job),
-            beat=self._beat,
+            beat=self.lease.beat,
         )
         self._handler_task = asyncio.ensure_future(self._call(spec, ctx))
         timers = (
@@ -123,13 +143,11 @@ class JobRun:
         )
         if self.cutoff is not None:
             timers.append(loop.call_later(self.cutoff, self.interrupt, "cutoff"))
-        heartbeats = asyncio.ensure_future(self._heartbeats())
         try:
             await asyncio.wait([self._handler_task])
         finally:
             for timer in timers:
                 timer.cancel()
-            heartbeats.cancel()
             self._handler_task.cancel()
         return await self._settle(self._handler_task)
 
@@ -164,11 +182,14 @@ class JobRun:
     # -- store writes --------------------------------------------------------------------
 
     async def _complete(self, result: Any) -> Outcome:
-        now = self.settings.clock()
-        if not await self.settings.store.complete(self.job.id, self.token, now, result):
-            return self._lost("the store refused its completion")
-        self._log(logging.INFO, Event.COMPLETE, f"Completed job {self.job.name!r} ({self.job.id})")
-        await self._hook(self.settings.hooks.on_complete, self.job)
+        job, store, now = self.job, self.settings.store, self.settings.clock()
+        missed = await self._record(
+            "completion", lambda: store.complete(job.id, self.token, now, result)
+        )
+        if missed is not None:
+            return missed
+        self._log(logging.INFO, Event.COMPLETE, f"Completed job {job.name!r} ({job.id})")
+        await self._hook(self.settings.hooks.on_complete, job)
         return Outcome.COMPLETED
 
     async def _fail(self, error: BaseException) -> Outcome:
@@ -178,8 +199,11 @@ class JobRun:
         now = settings.clock()
         retry_at = None if delay is None else now + delay
         message = describe_error(error)
-        if not await settings.store.fail(job.id, self.token, message, retry_at, now):
-            return self._lost("the store refused its failure")
+        missed = await self._record(
+            "failure", lambda: settings.store.fail(job.id, self.token, message, retry_at, now)
+        )
+        if missed is not None:
+            return missed
         if delay is not None:
             self._log(
                 logging.WARNING, Event.RETRY,
@@ -197,14 +221,26 @@ class JobRun:
         return Outcome.DEAD
 
     async def _release(self, why: str) -> Outcome:
-        now = self.settings.clock()
-        if not await self.settings.store.release(self.job.id, self.token, why, now):
-            return self._lost("the store refused its release")
+        job, store, now = self.job, self.settings.store, self.settings.clock()
+        missed = await self._record("release", lambda: store.release(job.id, self.token, why, now))
+        if missed is not None:
+            return missed
         self._log(
             logging.INFO, Event.RELEASED,
-            f"Released job {self.job.name!r} ({self.job.id}) back to its queue: {why}", error=why,
+            f"Released job {job.name!r} ({job.id}) back to its queue: {why}", error=why,
         )  # fmt: skip
         return Outcome.RELEASED
+
+    async def _record(self, what: str, write: Callable[[], Awaitable[bool]]) -> Outcome | None:
+        """None once the store accepted ``write``; else the outcome of a write that did not."""
+        written = await self.lease.write(what, write)
+        if written is Written.WRITTEN:
+            return None
+        if written is Written.UNRECORDED:
+            return Outcome.UNRECORDED
+        if written is Written.LOST:
+            return self._lost(f"its lease was lost while its {what} was being recorded")
+        return self._lost(f"the store refused its {what}")
 
     def _lost(self, why: str) -> Outcome:
         self._log(
@@ -212,34 +248,6 @@ class JobRun:
             f"Job {self.job.name!r} ({self.job.id}) belongs to another claim: {why}",
         )  # fmt: skip
         return Outcome.LOST
-
-    # -- lease ---------------------------------------------------------------------------
-
-    async def _heartbeats(self) -> None:
-        interval = self.job.lease / 3
-        while await self._sleep_then_beat(interval):
-            pass
-
-    async def _sleep_then_beat(self, interval: float) -> bool:
-        await asyncio.sleep(interval)
-        try:
-            return await self._beat()
-        except Exception as error:  # a failing store call: the next beat may still succeed
-            self._log(
-                logging.WARNING, Event.HEARTBEAT_FAILED,
-                f"Heartbeat for job {self.job.id} failed: {describe_error(error)}",
-                error=describe_error(error),
-            )  # fmt: skip
-            return True
-
-    async def _beat(self) -> bool:
-        now = self.settings.clock()
-        held = await self.settings.store.heartbeat(
-            self.job.id, self.token, now + self.job.lease, now
-        )
-        if not held:
-            self.interrupt("lease_lost")
-        return held
 
     # -- observers -----------------------------------------------------------------------
 

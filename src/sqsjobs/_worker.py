@@ -25,6 +25,7 @@ from ._backoff import Backoff
 from ._cron import Cron
 from ._errors import JobConfigError, describe_error
 from ._handlers import Handler, JobRegistry
+from ._lease import after_lease
 from ._lifecycle import STOPPING_ERROR
 from ._log import Event, default_logger, log_event
 from ._models import Job
@@ -348,11 +349,11 @@ class JobWorker:
         loop = asyncio.get_running_loop()
         try:
             await run.execute()
-        except Exception as error:
+        except Exception as error:  # not the handler's nor the store's: those have outcomes
             self._log(
                 logging.ERROR, Event.RUN_FAILED,
-                f"Recording the outcome of job {run.job.id} failed: {describe_error(error)}; "
-                "its lease will expire and it will run again", run.job,
+                f"Running job {run.job.id} raised outside its handler: {describe_error(error)}; "
+                f"unless its outcome was recorded, {after_lease(run.job)}", run.job,
                 error=describe_error(error),
             )  # fmt: skip
         finally:

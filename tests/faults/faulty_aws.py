@@ -21,6 +21,8 @@ Decisions come from one ``random.Random(seed)`` under a lock, so a run's fault r
 mix are fixed by its seed (which requests get them still depends on thread timing).
 ``first_attempts`` mode instead faults every request whose ``amz-sdk-request`` header says
 ``attempt=1`` (botocore numbers its retries), which makes a run fully deterministic.
+``limit`` stops the faults after that many: with ``rate=1.0`` the next ``limit`` eligible
+requests fail and then the service recovers, outlasting botocore's retries on purpose.
 Clients made with ``OBSERVER_CONFIG`` (a test reading what happened) are never faulted.
 """
 
@@ -78,6 +80,7 @@ class FaultPlan:
     services: frozenset[str] = frozenset({"dynamodb", "sqs"})
     actions: frozenset[str] | None = None  # None: every action of those services
     first_attempts: bool = False  # fault every first attempt instead of a random fraction
+    limit: int | None = None  # inject at most this many faults, then let every request pass
 
 
 class FaultInjector(RequestCounter):
@@ -151,6 +154,8 @@ class FaultInjector(RequestCounter):
             if plan.actions is not None and action not in plan.actions:
                 return None
             self.eligible[(service, action)] += 1
+            if plan.limit is not None and self.injected.total() >= plan.limit:
+                return None
             if plan.first_attempts:
                 attempt = str(environ.get("HTTP_AMZ_SDK_REQUEST", "attempt=1"))
                 hit = attempt.split(";")[0].strip() == "attempt=1"

@@ -150,3 +150,24 @@ async def test_the_asyncio_clients_retry_a_dropped_connection(faulty_aws: Faulty
                 assert sum(injector.eligible.values()) == 4, fault
     finally:
         await transport.aclose()
+
+
+def test_a_limit_ends_the_faults_after_that_many(faulty_aws: FaultyAws, table: str) -> None:
+    once = Config(retries={"mode": "standard", "total_max_attempts": 1})
+    client = boto3.client("dynamodb", endpoint_url=faulty_aws.endpoint, config=once)
+    plan = FaultPlan(rate=1.0, kinds=(Fault.THROTTLE,), actions=frozenset({"PutItem"}), limit=2)
+    written = []
+    try:
+        with faulty_aws.injector.faults(plan) as injector:
+            for key in ("first", "second", "third"):
+                try:
+                    client.put_item(TableName=table, Item={"pk": {"S": key}})
+                    written.append(key)
+                except ClientError as refused:
+                    assert refused.response["Error"]["Code"] == (
+                        "ProvisionedThroughputExceededException"
+                    )
+            assert (injector.injected.total(), injector.eligible.total()) == (2, 3)
+    finally:
+        client.close()
+    assert written == ["third"]

@@ -9,6 +9,7 @@ abandon the others. So both transports must translate these too.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, NoReturn
 
 import pytest
@@ -54,9 +55,13 @@ def test_the_boto3_transport_raises_aws_errors_for_unanswered_requests(error: Ex
     assert (caught.value.code, caught.value.cause) == (type(error).__name__, error)
 
 
+class AsyncUnansweredTransport(AioTransport):
+    def _open(self, service: Any) -> Any:
+        return contextlib.nullcontext(AsyncUnanswered(DROPPED))
+
+
 async def test_the_asyncio_transport_raises_aws_errors_for_unanswered_requests() -> None:
-    transport = AioTransport(Endpoint("http://127.0.0.1:9"))
-    transport._clients["dynamodb"] = AsyncUnanswered(DROPPED)
+    transport = AsyncUnansweredTransport(Endpoint("http://127.0.0.1:9"))
     with pytest.raises(AwsError) as caught:
         await transport(Call("dynamodb", "update_item", {}))
     assert caught.value.cause is DROPPED

@@ -2,12 +2,27 @@
 
 The store imports this module on its first async call, so producers that only use the
 blocking face (``SyncJobQueue``, the CLI, Lambda) never load aioboto3 or aiohttp.
-aiobotocore clients belong to the event loop that opened them: a store serves one loop.
+
+aiobotocore clients belong to the event loop that opened them (their aiohttp sessions
+and connections do), and one store may serve several loops in turn: a script calling
+``asyncio.run`` twice, pytest-asyncio's loop per test around a shared store fixture.
+So the clients are kept per loop, opened on the first call from it, and closed *on
+that loop* when it shuts down: opening them also starts a suspended async generator
+whose ``finally`` closes them, and ``asyncio.run`` (like ``asyncio.Runner`` and
+pytest-asyncio) closes every async generator of a loop before closing the loop
+(``loop.shutdown_asyncgens``). Unlike a waiting task, that generator is invisible to
+``asyncio.all_tasks()``, so code that waits for all tasks never waits for it.
+
+A loop closed without that step (``loop.close()`` after ``run_until_complete``) leaves
+its clients open; they are closed from the next loop that calls, which is safe for a
+*closed* loop only: aiohttp then marks its connector closed without touching the loop
+(its sockets, if any were kept alive, go with it).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -29,31 +44,30 @@ from ._transport import (
 
 
 class AioTransport:
-    """Awaitable ``send`` over aioboto3 clients, opened on first use, closed by ``aclose``."""
+    """Awaitable ``send`` over aioboto3 clients, opened per event loop on first use."""
 
     def __init__(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
         self._session = aioboto3.Session(
             botocore_session=new_session(AioSession), region_name=endpoint.region_name
         )
-        self._stack = AsyncExitStack()
-        self._clients: dict[Service, Any] = {}
-        self._lock = asyncio.Lock()
+        self._loops: dict[asyncio.AbstractEventLoop, _LoopClients] = {}
 
     async def client(self, service: Service) -> Any:
-        client = self._clients.get(service)
-        if client is not None:
-            return client
-        async with self._lock:
-            if service not in self._clients:
-                self._clients[service] = await self._stack.enter_async_context(
-                    self._session.client(
-                        service,
-                        endpoint_url=self._endpoint.endpoint_url,
-                        config=AioConfig(**self._endpoint.client_options()),
-                    )
-                )
-            return self._clients[service]
+        loop = asyncio.get_running_loop()
+        clients = self._loops.get(loop)
+        if clients is None:
+            await self._forget_closed_loops()
+            clients = self._loops.setdefault(loop, _LoopClients(self._open))
+        return await clients.client(service)
+
+    def _open(self, service: Service) -> Any:
+        """An aioboto3 client's context manager, entered on the loop that will use it."""
+        return self._session.client(
+            service,
+            endpoint_url=self._endpoint.endpoint_url,
+            config=AioConfig(**self._endpoint.client_options()),
+        )
 
     async def __call__(self, call: Call) -> Reply:
         method = getattr(await self.client(call.service), call.operation)
@@ -66,5 +80,53 @@ class AioTransport:
         return reply
 
     async def aclose(self) -> None:
-        self._clients = {}
+        """Close the running loop's clients (and any a closed loop left open)."""
+        clients = self._loops.pop(asyncio.get_running_loop(), None)
+        if clients is not None:
+            await clients.aclose()
+        await self._forget_closed_loops()
+
+    async def _forget_closed_loops(self) -> None:
+        for loop in [loop for loop in self._loops if loop.is_closed()]:
+            await self._loops.pop(loop).aclose()  # a no-op if it closed them at shutdown
+
+
+class _LoopClients:
+    """The clients opened on one event loop, closed on it when it shuts down."""
+
+    def __init__(self, open_client: Callable[[Service], Any]) -> None:
+        self._open = open_client
+        self._clients: dict[Service, Any] = {}
+        self._stack = AsyncExitStack()
+        self._lock = asyncio.Lock()
+        self._keeper: AsyncGenerator[None, None] | None = None
+
+    async def client(self, service: Service) -> Any:
+        client = self._clients.get(service)
+        if client is not None:
+            return client
+        async with self._lock:
+            if service not in self._clients:
+                if self._keeper is None:
+                    self._keeper = self._until_shutdown()
+                    await anext(self._keeper)
+                opened = await self._stack.enter_async_context(self._open(service))
+                self._clients[service] = opened
+            return self._clients[service]
+
+    async def _until_shutdown(self) -> AsyncGenerator[None, None]:
+        """Suspended until the loop's ``shutdown_asyncgens`` (or ``aclose``) closes it."""
+        try:
+            yield
+        finally:
+            await self._close()
+
+    async def aclose(self) -> None:
+        if self._keeper is not None:
+            await self._keeper.aclose()  # runs the ``finally`` above
+        await self._close()
+
+    async def _close(self) -> None:
+        """Close every client; a later call on this loop would open new ones."""
+        self._clients, self._keeper = {}, None
         await self._stack.aclose()

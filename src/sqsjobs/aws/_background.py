@@ -63,8 +63,21 @@ class Background:
         self._tasks: set[asyncio.Future[Any]] = set()
         self._delete_timer: asyncio.TimerHandle | None = None
         self._hold_timers: dict[str, asyncio.TimerHandle] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None  # the one the timers are on
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop; timers set on an earlier one (a store outlives ``asyncio.run``)
+        will never fire, so they are dropped and what they waited for is timed anew."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            for timer in [self._delete_timer, *self._hold_timers.values()]:
+                if timer is not None:
+                    timer.cancel()
+            self._delete_timer, self._hold_timers, self._loop = None, {}, loop
+        return loop
 
     def delete_soon(self, url: str, handle: str) -> None:
+        loop = self._running_loop()
         full = self.deletes.add(url, handle)
         if full is not None:
             self.spawn(self._drive(delete_flow(url, full)))
@@ -72,9 +85,7 @@ class Background:
                 self._delete_timer.cancel()  # the window belonged to deletes just sent
                 self._delete_timer = None
         elif self._delete_timer is None:
-            self._delete_timer = asyncio.get_running_loop().call_later(
-                DELETE_WINDOW, self._flush_deletes
-            )
+            self._delete_timer = loop.call_later(DELETE_WINDOW, self._flush_deletes)
 
     def _flush_deletes(self) -> None:
         self._delete_timer = None
@@ -86,6 +97,7 @@ class Background:
         if not messages:
             return
         self._urls[queue] = url
+        self._running_loop()
         self.held.hold(queue, messages, time.monotonic())
         if queue not in self._hold_timers:
             self._schedule_expiry(queue, time.monotonic() + HOLD)

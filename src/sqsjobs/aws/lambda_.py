@@ -9,7 +9,8 @@ not named in ``batchItemFailures``, so a message is named unless its job reached
 
     completed, dead (already sent to the DLQ) ──► not named: Lambda deletes the message
     retry (hidden for its backoff), released at the invocation deadline,
-    lease lost, not claimed (a duplicate, not yet due, an AWS error) ──► named: it returns
+    lease lost, not claimed (a duplicate, not yet due, an AWS error),
+    outcome left unrecorded (the store kept failing) ──► named: it returns
 
 Standard queues run the batch's records concurrently; FIFO queues run them in order and
 stop at the first record that does not finish, naming it and every record after it.
@@ -176,10 +177,10 @@ class _LambdaRunner:
         left = None if cutoff is None else max(0.0, cutoff - time.monotonic())
         try:
             return await JobRun(job, self._settings, cutoff=left).execute()
-        except Exception:
+        except Exception:  # not the handler's nor the store's: those have outcomes
             self._settings.logger.exception(
-                "Recording the outcome of job %s failed; its message returns", job.id,
-                extra={"event": "jobs.worker.run_failed", "job_id": job.id},
+                "Running job %s raised outside its handler; its message is reported and returns",
+                job.id, extra={"event": "jobs.worker.run_failed", "job_id": job.id},
             )  # fmt: skip
             return None
 

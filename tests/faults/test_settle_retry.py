@@ -1,0 +1,76 @@
+"""A worker's completion throttled past botocore's retries is tried again, not lost.
+
+The table throttles the completion's ``UpdateItem`` for more tries than botocore makes,
+then recovers. The worker must try the same write again (its lease held meanwhile), so
+a job on its final attempt completes once, never to be dead-lettered by the next claim
+as "lease expired after final attempt". The store's clients make two tries here instead
+of six (five retries) only so that botocore gives up within a second, not fifteen.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+import pytest
+
+from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws._transport import Endpoint
+
+from .conftest import FaultyAws
+from .faulty_aws import Fault, FaultPlan
+
+BOTOCORE_TRIES = 2
+
+
+@pytest.fixture
+def two_tries(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = Endpoint.client_options
+
+    def fewer(self: Endpoint) -> dict[str, Any]:
+        retries = {"mode": "standard", "total_max_attempts": BOTOCORE_TRIES}
+        return {**options(self), "retries": retries}
+
+    monkeypatch.setattr(Endpoint, "client_options", fewer)
+
+
+@pytest.mark.usefixtures("two_tries")
+async def test_a_completion_throttled_past_botocores_retries_completes_on_the_final_attempt(
+    faulty_aws: FaultyAws, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SqsJobStore.create(f"f{uuid.uuid4().hex[:12]}", endpoint_url=faulty_aws.endpoint)
+    queue = JobQueue(store)
+    job = (await queue.enqueue("label.print", {"tenant": "kraków-5"}, max_attempts=1)).job
+    throttled = FaultPlan(
+        rate=1.0, kinds=(Fault.THROTTLE,), services=frozenset({"dynamodb"}),
+        actions=frozenset({"UpdateItem"}), limit=2 * BOTOCORE_TRIES,
+    )  # fmt: skip
+    runs: list[int] = []
+    dead: list[str] = []
+
+    async def print_label(ctx: JobContext) -> str:
+        runs.append(ctx.attempt)
+        faulty_aws.injector.start(throttled)  # from now on, the next completions are throttled
+        return "printed"
+
+    worker = JobWorker(queue, {"label.print": print_label}, on_dead=lambda j, e: dead.append(j.id))
+    try:
+        with caplog.at_level(logging.INFO, logger="sqsjobs"):
+            assert await worker.run_once()
+        faulty_aws.injector.stop()
+        done = await queue.get(job.id)
+        assert not await JobWorker(queue, {"label.print": print_label}).run_once()
+    finally:
+        faulty_aws.injector.stop()
+        await store.aclose()
+    assert done is not None
+    assert (done.status, done.attempts, done.result) == (JobStatus.COMPLETED, 1, "printed")
+    assert runs == [1] and dead == []
+    assert faulty_aws.injector.injected == {
+        ("dynamodb", "UpdateItem", Fault.THROTTLE): 2 * BOTOCORE_TRIES
+    }
+    retried = [r for r in caplog.records if r.__dict__.get("event") == "jobs.worker.run_failed"]
+    assert [r.levelno for r in retried] == [logging.WARNING, logging.WARNING]
+    assert "ProvisionedThroughputExceededException" in retried[0].getMessage()
