@@ -10,12 +10,13 @@ of six (five retries) only so that botocore gives up within a second, not fiftee
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import Any
 
 import pytest
 
-from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
+from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws._transport import Endpoint
 
@@ -74,3 +75,39 @@ async def test_a_completion_throttled_past_botocores_retries_completes_on_the_fi
     retried = [r for r in caplog.records if r.__dict__.get("event") == "jobs.worker.run_failed"]
     assert [r.levelno for r in retried] == [logging.WARNING, logging.WARNING]
     assert "ProvisionedThroughputExceededException" in retried[0].getMessage()
+
+
+@pytest.mark.usefixtures("two_tries")
+async def test_a_retry_recorded_after_throttling_still_returns_its_message_when_due(
+    faulty_aws: FaultyAws,
+) -> None:
+    """The retried write keeps the claim's message, so it comes back at the backoff, not
+    at the end of its 30-second visibility."""
+    store = SqsJobStore.create(f"f{uuid.uuid4().hex[:12]}", endpoint_url=faulty_aws.endpoint)
+    queue = JobQueue(store, backoff=Backoff(base=1.0, max=1.0, random=lambda: 1.0))
+    job = (await queue.enqueue("label.print", {"tenant": "kraków-5"}, lease=30)).job
+    throttled = FaultPlan(
+        rate=1.0, kinds=(Fault.THROTTLE,), services=frozenset({"dynamodb"}),
+        actions=frozenset({"UpdateItem"}), limit=2 * BOTOCORE_TRIES,
+    )  # fmt: skip
+    runs: list[int] = []
+
+    async def print_label(ctx: JobContext) -> str:
+        runs.append(ctx.attempt)
+        if ctx.attempt == 1:
+            faulty_aws.injector.start(throttled)  # the failure's write is throttled
+            raise RuntimeError("printer offline")
+        return "printed"
+
+    worker = JobWorker(queue, {"label.print": print_label})
+    try:
+        assert await worker.run_once()
+        faulty_aws.injector.stop()
+        failed = await queue.get(job.id)
+        assert failed is not None and failed.status is JobStatus.DELAYED
+        [again] = await store.claim("default", "w", time.time(), wait=5)
+        assert (again.id, again.attempts) == (job.id, 2)
+    finally:
+        faulty_aws.injector.stop()
+        await store.aclose()
+    assert runs == [1]

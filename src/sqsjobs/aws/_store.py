@@ -31,7 +31,7 @@ from . import _claim, _flows, _settle, _sqs
 from ._background import Background
 from ._config import StoreSettings
 from ._dead_letters import DeadLetter, dead_letters
-from ._deliveries import DeliveryMap
+from ._deliveries import Delivery, DeliveryMap
 from ._layout import Layout, describe_queue
 from ._listing import list_jobs
 from ._operations import Progress, RedriveReport, redrive, retry
@@ -332,18 +332,31 @@ class SqsJobStore:
     async def fail(
         self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
     ) -> bool:
-        delivery = self._deliveries.pop(job_id, lease_token)
-        if delivery is not None:
-            await self._described(delivery.job.queue)
+        delivery = await self._delivery(job_id, lease_token)
         flow = _settle.fail(self._layout, delivery, job_id, lease_token, error, retry_at, now)
-        return await self._run(flow)
+        return await self._settled(flow, job_id, lease_token)
 
     async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
-        delivery = self._deliveries.pop(job_id, lease_token)
+        delivery = await self._delivery(job_id, lease_token)
+        flow = _settle.release(self._layout, delivery, job_id, lease_token, error, now)
+        return await self._settled(flow, job_id, lease_token)
+
+    async def _delivery(self, job_id: str, lease_token: str) -> Delivery | None:
+        """The message that delivered this claim (its queue described), if this store knows."""
+        delivery = self._deliveries.get(job_id, lease_token)
         if delivery is not None:
             await self._described(delivery.job.queue)
-        flow = _settle.release(self._layout, delivery, job_id, lease_token, error, now)
-        return await self._run(flow)
+        return delivery
+
+    async def _settled(self, flow: Flow[bool], job_id: str, lease_token: str) -> bool:
+        """Run an outcome's flow; the claim's message is forgotten once the store answered.
+
+        A write that raised is retried by the run (``_lease``): it needs the message
+        again, to return it or move it to the dead-letter queue.
+        """
+        outcome = await self._run(flow)
+        self._deliveries.pop(job_id, lease_token)
+        return outcome
 
     # -- operators: the reconciler, dead letters, stats ----------------------------------
 
