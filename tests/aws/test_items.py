@@ -28,6 +28,23 @@ def test_a_job_survives_the_codec_exactly(payload: object) -> None:
     assert (decoded.fingerprint, decoded.expires_at) == (made.fingerprint, None)
 
 
+@pytest.mark.parametrize("value", [2**53 + 1, -(2**63) - 1, 10**30 + 7])
+def test_integer_attributes_are_read_exactly(value: int) -> None:
+    """Through a float, 2**53 + 1 would come back as 2**53."""
+    item = item_from_job(prepared().job, None)
+    item["priority"] = item["attempts"] = item["max_attempts"] = {"N": str(value)}
+    job = stored_from_item(item).job
+    assert (job.priority, job.attempts, job.max_attempts) == (value, value, value)
+
+
+@pytest.mark.parametrize("text", ["1.5", "NaN", "Infinity", "x"])
+def test_an_integer_attribute_that_is_no_integer_is_undecodable(text: str) -> None:
+    item = item_from_job(prepared().job, None)
+    item["attempts"] = {"N": text}
+    with pytest.raises((ValueError, ArithmeticError)):
+        stored_from_item(item)
+
+
 @pytest.mark.parametrize("value", [1e-7, 1_800_000_000.123456, 0.1 + 0.2, 3, -2.5e20])
 def test_numbers_are_plain_decimals_that_read_back_exactly(value: float) -> None:
     text = number(value)["N"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import time
+import warnings
 from typing import Any
 
 import boto3
@@ -176,3 +178,14 @@ def test_the_endpoint_follows_the_standard_environment(
             queue = SyncJobQueue(store)
             job = queue.enqueue("via.env").job
             assert queue.get(job.id) == job
+
+
+def test_close_after_each_loop_closed_its_clients_does_not_warn(
+    aws_endpoint: str, prefix: str
+) -> None:
+    """``asyncio.run`` closes a loop's clients as it ends: nothing is left for aclose()."""
+    store = SqsJobStore.create(prefix, endpoint_url=aws_endpoint)
+    asyncio.run(store.get("0" * 32, time.time()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store.close()

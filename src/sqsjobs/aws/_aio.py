@@ -79,6 +79,11 @@ class AioTransport:
             raise no_response(error, call.operation) from None
         return reply
 
+    @property
+    def has_open_clients(self) -> bool:
+        """Whether some loop's clients are still open (that loop has not shut down)."""
+        return any(clients.is_open for clients in self._loops.values())
+
     async def aclose(self) -> None:
         """Close the running loop's clients (and any a closed loop left open)."""
         clients = self._loops.pop(asyncio.get_running_loop(), None)
@@ -100,6 +105,10 @@ class _LoopClients:
         self._stack = AsyncExitStack()
         self._lock = asyncio.Lock()
         self._keeper: AsyncGenerator[None, None] | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self._clients)
 
     async def client(self, service: Service) -> Any:
         client = self._clients.get(service)

@@ -409,7 +409,7 @@ class SqsJobStore:
             with contextlib.suppress(AwsError):  # unsent work comes back on its own
                 drive(flow, self._boto)
         self._boto.close()
-        if self._aio is not None:
+        if self._aio is not None and self._aio.has_open_clients:
             warnings.warn(
                 "SqsJobStore.close() cannot close its asyncio clients; await aclose() instead",
                 ResourceWarning,
