@@ -55,6 +55,22 @@ async def put(store: MemoryJobStore, job: Job, fingerprint: str | None = None) -
 # -- claim order ------------------------------------------------------------------------
 
 
+async def test_claim_order_reads_instants_as_readers_see_them(
+    store: MemoryJobStore, clock: FakeClock
+) -> None:
+    """A job released at ``now`` and one enqueued at the same ``now`` are due at the same
+    instant for every reader, digits below the microsecond aside: the older goes first."""
+    older = await put(store, make(clock(), job_id="b" * 32))
+    clock.advance(1.0)  # to ...742.2439704, which a datetime keeps as ...742.243970
+    [claimed] = await store.claim("default", "w", clock())
+    assert await store.release(claimed.id, claimed.lease_token or "", "stopping", clock())
+    newer = await put(store, make(clock(), job_id="a" * 32))
+    [first] = await store.claim("default", "w", clock())
+    assert first.id == older.id
+    [second] = await store.claim("default", "w", clock())
+    assert second.id == newer.id
+
+
 async def test_claim_order_is_priority_then_run_at_then_created_at_then_id(
     store: MemoryJobStore,
 ) -> None:

@@ -95,8 +95,15 @@ class Record:
         )
 
     def ready_entry(self) -> tuple[int, float, float, str, int]:
-        """Heap key for claim order: priority desc, run_at, created_at, id."""
-        return (-self.priority, self.run_at, self.created_at, self.id, self.version)
+        """Heap key for claim order: priority desc, run_at, created_at, id.
+
+        Ordered by the instants a reader sees (``Job``'s datetimes, to the microsecond):
+        a job released at ``now`` and one enqueued at the same ``now`` have equal
+        ``run_at`` for every reader, so they must tie here too, whatever digits below
+        the microsecond the clock had (an enqueue's instants pass through a datetime).
+        """
+        run_at, created_at = epoch(utc(self.run_at)), epoch(utc(self.created_at))
+        return (-self.priority, run_at, created_at, self.id, self.version)
 
     def claim_decision(self, now: float) -> ClaimDecision:
         return claim_decision(

@@ -71,6 +71,10 @@ class Lease:
     token: str
 
 
+def seen(instant: float) -> datetime:
+    return datetime.fromtimestamp(instant, UTC)
+
+
 class MemoryStoreMachine(RuleBasedStateMachine):
     leases = Bundle("leases")
 
@@ -112,7 +116,8 @@ class MemoryStoreMachine(RuleBasedStateMachine):
                 job.end(JobStatus.DEAD, now)  # its lease expired on the final attempt
         candidates = sorted(
             (j for j in self.model.values() if j.claimable(now)),
-            key=lambda j: (-j.priority, j.run_at, j.created_at, j.id),
+            # Instants as readers see them: datetimes, to the microsecond.
+            key=lambda j: (-j.priority, seen(j.run_at), seen(j.created_at), j.id),
         )
         best = candidates[0] if candidates else None
         claimed = self.run(self.store.claim("default", "w", now))
