@@ -25,7 +25,7 @@ from . import _dynamo, _sqs
 from ._items import Item as Attributes
 from ._items import Stored, item_from_job, keyed_id, stored_from_item, text
 from ._layout import Layout
-from ._reconcile import mark_resent, message_overdue
+from ._resend import mark_resent, message_overdue
 from ._transport import AwsError, ConditionFailed, Flow, public_error
 
 Item = tuple[Job, str | None]

@@ -21,13 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._lifecycle import DELAYED, QUEUED, RUNNING, WAITING
+from .._lifecycle import DELAYED, QUEUED, RUNNING
 from .._models import JobStatus
 from . import _dynamo, _sqs
 from ._dead_letters import peek
 from ._items import SHARDS, Stored, index_pk, number, stored_from_item
 from ._layout import Layout
-from ._transport import Call, ConditionFailed, Flow
+from ._resend import mark_resent
+from ._transport import ConditionFailed, Flow
 
 # Which instant must be older than the grace period for a record to count as stale.
 STALE_AFTER: tuple[tuple[JobStatus, str], ...] = (
@@ -82,26 +83,6 @@ def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
         entries = [(_sqs.body(s.job.id, queue), _sqs.send_delay(s.run_at, now)) for s in batch]
         yield _sqs.send_batch(url, entries)
     return len(fresh)
-
-
-def message_overdue(stored: Stored, now: float, after: float) -> bool:
-    """Whether a waiting record's message should have been claimed ``after`` seconds ago.
-
-    Its message went out when the record last changed (enqueue, retry, release, revive)
-    or was last re-sent, and was due to be received at ``run_at``; a running record is
-    its claimer's business.
-    """
-    if stored.job.status not in WAITING:
-        return False
-    last_sent = max(stored.updated_at, stored.resent_at or stored.updated_at, stored.run_at)
-    return stored.run_at <= now and now - last_sent >= after
-
-
-def mark_resent(table: str, stored: Stored, now: float) -> Call:
-    """The conditional write that claims a re-send of ``stored``'s message for this caller."""
-    return _dynamo.mark_resent(
-        table, stored.job.id, stored.job.status, stored.updated_at, stored.resent_at, now
-    )
 
 
 def _stale_in(

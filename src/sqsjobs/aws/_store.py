@@ -5,6 +5,10 @@ Every method is "which flow, which driver": the async face drives flows on aiobo
 worker's claims need between calls: which message delivered each claim (``DeliveryMap``),
 deletes waiting to be batched (``DeleteBuffer``), and each queue's SQS facts, learned once.
 
+The operator calls (reconcile, retry, dead letters, redrive, stats) and ``list`` import
+their flows on first use: a worker or a Lambda function that never calls them does not
+pay for loading them at its cold start (``bench/lambda_import.py``).
+
 Claim is cancellation-safe: a long poll may be cancelled (unclaimed messages just come
 back); once messages are in hand, the claim step runs shielded, and if the caller was
 cancelled meanwhile, whatever it claimed is released (attempt not counted).
@@ -30,18 +34,17 @@ from .._validation import dump_json, plain_json
 from . import _claim, _flows, _settle, _sqs
 from ._background import Background
 from ._config import StoreSettings
-from ._dead_letters import DeadLetter, dead_letters
 from ._deliveries import Delivery, DeliveryMap
 from ._layout import Layout, describe_queue
-from ._listing import list_jobs
-from ._operations import Progress, RedriveReport, redrive, retry
-from ._reconcile import ReconcileReport, reconcile
-from ._stats import QueueStats, stats
 from ._sync import SqsSyncView
 from ._transport import AwsError, BotoTransport, Call, Flow, Reply, adrive, drive, public_error
 
 if TYPE_CHECKING:
     from ._aio import AioTransport
+    from ._dead_letters import DeadLetter
+    from ._operations import Progress, RedriveReport
+    from ._reconcile import ReconcileReport
+    from ._stats import QueueStats
 
 T = TypeVar("T")
 _logger = logging.getLogger(LOGGER_NAME)
@@ -364,6 +367,8 @@ class SqsJobStore:
         self, *, grace: float = 900.0, queues: Sequence[str] | None = None
     ) -> ReconcileReport:
         """Re-send lost messages, dead-letter redriven jobs; see ``_reconcile``."""
+        from ._reconcile import reconcile  # operator calls load on first use (see module)
+
         layout, names = await self._all_described(queues)
         return await self._run(reconcile(layout, names, self._clock(), grace))
 
@@ -372,11 +377,15 @@ class SqsJobStore:
 
         Its copies in the dead-letter queue are removed (see ``_operations``).
         """
+        from ._operations import retry
+
         layout, _ = await self._all_described(None)
         return await self._run(retry(layout, job_id, now))
 
     async def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
         """Up to ``limit`` messages of the DLQs, with their jobs; see ``_dead_letters``."""
+        from ._dead_letters import dead_letters
+
         layout, names = await self._all_described(None if queue is None else [queue])
         return await self._run(dead_letters(layout, names, self._clock(), limit))
 
@@ -385,11 +394,15 @@ class SqsJobStore:
         on_progress: Progress | None = None,
     ) -> RedriveReport:  # fmt: skip
         """Send the jobs in the DLQs back to their queues; see ``_operations``."""
+        from ._operations import redrive
+
         layout, names = await self._all_described(None if queue is None else [queue])
         return await self._run(redrive(layout, names, self._clock(), limit, on_progress))
 
     async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Per queue: jobs by status and SQS depths; see ``_stats``."""
+        from ._stats import stats
+
         layout, names = await self._all_described(queues)
         return await self._run(stats(layout, names, self._clock()))
 
@@ -430,4 +443,6 @@ class SqsJobStore:
 
     # Last, so that ``list`` in the annotations above is the builtin, not this method.
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        from ._listing import list_jobs
+
         return await self._run(list_jobs(self._layout, filter, limit, cursor, now))

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 
 from .._models import EnqueueResult, Job, JobFilter, JobPage
 from . import _flows
-from ._dead_letters import DeadLetter, dead_letters
 from ._layout import Layout, describe_queue
-from ._listing import list_jobs
-from ._operations import Progress, RedriveReport, redrive, retry
-from ._reconcile import ReconcileReport, reconcile
-from ._stats import QueueStats, stats
 
 if TYPE_CHECKING:
+    from ._dead_letters import DeadLetter
+    from ._operations import Progress, RedriveReport
+    from ._reconcile import ReconcileReport
+    from ._stats import QueueStats
     from ._store import SqsJobStore
 
 
@@ -47,16 +46,22 @@ class SqsSyncView:
         self, *, grace: float = 900.0, queues: Sequence[str] | None = None
     ) -> ReconcileReport:
         """Blocking twin of ``SqsJobStore.reconcile``."""
+        from ._reconcile import reconcile  # operator calls load on first use, as there
+
         layout, names = self._all_described(queues)
         return self._store._run_sync(reconcile(layout, names, self._store._clock(), grace))
 
     def retry(self, job_id: str, now: float) -> bool:
         """Blocking twin of ``SqsJobStore.retry``."""
+        from ._operations import retry
+
         layout, _ = self._all_described(None)
         return self._store._run_sync(retry(layout, job_id, now))
 
     def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
         """Blocking twin of ``SqsJobStore.dead_letters``."""
+        from ._dead_letters import dead_letters
+
         layout, names = self._all_described(None if queue is None else [queue])
         return self._store._run_sync(dead_letters(layout, names, self._store._clock(), limit))
 
@@ -65,12 +70,16 @@ class SqsSyncView:
         on_progress: Progress | None = None,
     ) -> RedriveReport:  # fmt: skip
         """Blocking twin of ``SqsJobStore.redrive``."""
+        from ._operations import redrive
+
         layout, names = self._all_described(None if queue is None else [queue])
         flow = redrive(layout, names, self._store._clock(), limit, on_progress)
         return self._store._run_sync(flow)
 
     def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Blocking twin of ``SqsJobStore.stats``."""
+        from ._stats import stats
+
         layout, names = self._all_described(queues)
         return self._store._run_sync(stats(layout, names, self._store._clock()))
 
@@ -90,5 +99,7 @@ class SqsSyncView:
 
     # Last, so that ``list`` in the annotations above is the builtin, not this method.
     def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        from ._listing import list_jobs
+
         flow = list_jobs(self._store._layout, filter, limit, cursor, now)
         return self._store._run_sync(flow)
