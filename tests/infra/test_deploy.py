@@ -2,8 +2,10 @@
 
 The emulator creates the queues, the table and the policies and wires them together,
 which is what these tests check (with the store's own layout constants); settings it
-ignores are checked on the templates in ``test_templates``. It does not create the DLQ
-alarm and warns that it cannot: that warning is expected here.
+ignores are checked on the templates in ``test_templates``. It does not create the
+alarms or the queue policies and warns that it cannot: those warnings are expected here.
+It keeps a stack's policy and tags without acting on them (it never refuses an update,
+nor tags the resources), so the tests check that the deploy hands them over.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import pytest
 from sqsjobs import JobStatus
 from sqsjobs.aws import _dynamo
 from sqsjobs.aws._items import INDEX, index_pk, item_from_job, job_key, shard
-from sqsjobs.infra import StackEvent, deploy_stack
+from sqsjobs.infra import StackEvent, deploy_stack, template_text
+from sqsjobs.infra._deploy import Deployment, stack_policy
 
 from .support import load_template, sample_job
 
@@ -62,6 +65,16 @@ def stack_parameters(endpoint: str, name: str) -> dict[str, str]:
     return {p["ParameterKey"]: p["ParameterValue"] for p in stack["Parameters"]}
 
 
+def stack_tags(endpoint: str, name: str) -> dict[str, str]:
+    (stack,) = client("cloudformation", endpoint).describe_stacks(StackName=name)["Stacks"]
+    return {t["Key"]: t["Value"] for t in stack.get("Tags", [])}
+
+
+def policy_of(endpoint: str, name: str) -> str | None:
+    reply = client("cloudformation", endpoint).get_stack_policy(StackName=name)
+    return reply.get("StackPolicyBody") or None
+
+
 def test_outputs_are_the_ones_the_template_declares(main_stack: Deployed) -> None:
     declared = set(load_template("sqsjobs")["Outputs"]) - {"EventSourceMappingId"}
     assert set(main_stack.outputs) == declared
@@ -97,6 +110,7 @@ def test_job_queue_redrives_to_its_dead_letter_queue(
     for attributes in (source, dead):
         assert attributes["MaximumMessageSize"] == "262144"
         assert attributes["SqsManagedSseEnabled"] == "true"
+        assert "KmsMasterKeyId" not in attributes
     assert (source["ReceiveMessageWaitTimeSeconds"], source["VisibilityTimeout"]) == ("20", "30")
 
 
@@ -108,6 +122,8 @@ def test_table_has_the_store_layout(main_stack: Deployed, aws_endpoint: str) -> 
     assert described["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
     (index,) = described["GlobalSecondaryIndexes"]
     assert (index["IndexName"], index["Projection"]) == (INDEX, {"ProjectionType": "ALL"})
+    # The emulator keeps the parameter's text; AWS reads it as a boolean.
+    assert str(described["DeletionProtectionEnabled"]).lower() == "true"
     # The store's own item and list query work on the deployed table and index.
     job = sample_job()
     dynamodb.put_item(TableName=name, Item=item_from_job(job, None))
@@ -136,6 +152,63 @@ def test_queue_template_adds_a_queue_to_the_same_table(
     redrive = json.loads(queue_attributes(aws_endpoint, url)["RedrivePolicy"])
     assert redrive["deadLetterTargetArn"] == outputs["DeadLetterQueueArn"]
     assert outputs["DeadLetterQueueUrls"].startswith("high=")
+    assert policy_of(aws_endpoint, stack_name) is None  # it has no table to keep
+
+
+# -- keeping the table, keys, tags ----------------------------------------------------------
+
+
+def test_the_stack_policy_keeps_the_table(main_stack: Deployed, aws_endpoint: str) -> None:
+    policy = policy_of(aws_endpoint, main_stack.name)
+    assert policy is not None
+    assert policy == stack_policy("sqsjobs")
+    denied = json.loads(policy)["Statement"][1]
+    assert (denied["Effect"], denied["Resource"]) == ("Deny", ["LogicalResourceId/JobTable"])
+
+
+def test_a_stack_made_without_the_policy_gets_it_and_keeps_its_table(
+    aws_endpoint: str, stack_name: str
+) -> None:
+    """A stack deployed before the policy existed keeps its table (its generated name)."""
+    cloudformation = client("cloudformation", aws_endpoint)
+    # As earlier releases deployed: no stack policy. (The emulator cannot update a stack
+    # created without explicit parameter values, so the deploy loop creates it.)
+    table = Deployment(cloudformation, stack_name).run(template_text(), {})["TableName"]
+    assert policy_of(aws_endpoint, stack_name) is None
+    # (A table property changed by an update makes the emulator drop the TableName output.)
+    outputs = deploy_stack(
+        stack_name, endpoint_url=aws_endpoint, parameters={"MessageRetentionPeriod": "86400"}
+    )
+    assert outputs["TableName"] == table
+    assert client("dynamodb", aws_endpoint).describe_table(TableName=table)["Table"]
+    assert policy_of(aws_endpoint, stack_name) == stack_policy("sqsjobs")
+
+
+def test_stack_tags_are_given_added_to_and_kept(aws_endpoint: str, stack_name: str) -> None:
+    tags = {"team": "paiements", "cost-centre": "Zürich-42"}
+    deploy_stack(stack_name, endpoint_url=aws_endpoint, tags=tags)
+    assert stack_tags(aws_endpoint, stack_name) == tags
+    deploy_stack(
+        stack_name, endpoint_url=aws_endpoint, tags={"team": "billing"},
+        parameters={"VisibilityTimeout": "45"},
+    )  # fmt: skip
+    assert stack_tags(aws_endpoint, stack_name) == {"team": "billing", "cost-centre": "Zürich-42"}
+    deploy_stack(stack_name, endpoint_url=aws_endpoint, parameters={"VisibilityTimeout": "60"})
+    assert stack_tags(aws_endpoint, stack_name) == {"team": "billing", "cost-centre": "Zürich-42"}
+
+
+def test_a_customer_managed_key_encrypts_both_queues(aws_endpoint: str, stack_name: str) -> None:
+    key = client("kms", aws_endpoint).create_key(Description=f"{stack_name} jobs")["KeyMetadata"]
+    outputs = deploy_stack(
+        stack_name, endpoint_url=aws_endpoint,
+        parameters={"KmsKeyArn": key["Arn"], "DeletionProtectionEnabled": "false"},
+    )  # fmt: skip
+    for output in ("QueueUrls", "DeadLetterQueueUrls"):
+        url = outputs[output].partition("=")[2]
+        assert queue_attributes(aws_endpoint, url)["KmsMasterKeyId"] == key["Arn"]
+    described = client("dynamodb", aws_endpoint).describe_table(TableName=outputs["TableName"])
+    # The emulator keeps the parameter's text; AWS reads it as a boolean.
+    assert str(described["Table"]["DeletionProtectionEnabled"]).lower() == "false"
 
 
 def test_redeploy_keeps_parameters_not_given(aws_endpoint: str, stack_name: str) -> None:

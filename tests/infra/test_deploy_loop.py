@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
 from sqsjobs.infra import StackDeployError, StackEvent
-from sqsjobs.infra._deploy import CAPABILITIES, Deployment
+from sqsjobs.infra._deploy import CAPABILITIES, Deployment, stack_policy
 from sqsjobs.infra._stack import Declared, chosen_parameters, root_causes
 
 NAME = "jobs"
@@ -28,12 +28,14 @@ SUMMARY = {
 }
 
 
-def event(n: int, logical_id: str, status: str, reason: str | None = None) -> dict[str, Any]:
+def event(
+    n: int, logical_id: str, status: str, reason: str | None = None, kind: str = "AWS::SQS::Queue"
+) -> dict[str, Any]:
     return {
         "EventId": f"e{n}",
         "Timestamp": datetime(2030, 1, 1, 0, 0, n, tzinfo=UTC),
         "LogicalResourceId": logical_id,
-        "ResourceType": STACK_TYPE if logical_id == NAME else "AWS::SQS::Queue",
+        "ResourceType": STACK_TYPE if logical_id == NAME else kind,
         "ResourceStatus": status,
         "ResourceStatusReason": reason,
     }
@@ -55,6 +57,7 @@ class FakeCloudFormation:
         self.parameters: list[dict[str, Any]] = [
             {"ParameterKey": "QueueName", "ParameterValue": "high"}
         ]
+        self.tags: list[dict[str, str]] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.update_error: ClientError | None = None
         self.create_error: ClientError | None = None
@@ -68,7 +71,7 @@ class FakeCloudFormation:
             self.events.insert(0, self.pending.pop(0))
         stack = {
             "StackId": f"arn:stack/{NAME}/1", "StackName": NAME,
-            "StackStatus": status, "Parameters": self.parameters,
+            "StackStatus": status, "Parameters": self.parameters, "Tags": self.tags,
             "Outputs": [{"OutputKey": "TableName", "OutputValue": "jobs-table"}],
         }  # fmt: skip
         return {"Stacks": [stack]}
@@ -99,9 +102,16 @@ class FakeCloudFormation:
         self.started = True
         return {}
 
+    def set_stack_policy(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("set_stack_policy", kwargs))
+        return {}
+
 
 def run(
-    fake: FakeCloudFormation, given: dict[str, str] | None = None, timeout: float = 100.0
+    fake: FakeCloudFormation,
+    given: dict[str, str] | None = None,
+    timeout: float = 100.0,
+    **options: Any,
 ) -> tuple[dict[str, str], list[StackEvent], list[float]]:
     seen: list[StackEvent] = []
     slept: list[float] = []
@@ -110,7 +120,7 @@ def run(
         fake, NAME, seen.append, poll_interval=10.0, timeout=timeout,
         sleep=slept.append, clock=lambda: float(next(clock)),
     )  # fmt: skip
-    return deployment.run("template", given or {}), seen, slept
+    return deployment.run("template", given or {}, **options), seen, slept
 
 
 def test_create_waits_and_reports_each_event_once_in_order() -> None:
@@ -170,6 +180,83 @@ def test_update_keeps_previous_values_and_reports_only_new_events() -> None:
         {"ParameterKey": "MaxReceiveCount", "ParameterValue": "3"},
         {"ParameterKey": "QueueName", "ParameterValue": "high"},
     ]
+
+
+def test_create_tags_the_stack_and_sets_its_policy() -> None:
+    fake = FakeCloudFormation()
+    fake.statuses = ["CREATE_COMPLETE"]
+    policy = stack_policy("sqsjobs")
+    run(fake, tags={"team": "paiements", "owner": "zoë"}, policy=policy)
+    [(name, request)] = fake.calls
+    assert name == "create_stack"
+    assert request["Tags"] == [
+        {"Key": "owner", "Value": "zoë"}, {"Key": "team", "Value": "paiements"}
+    ]  # fmt: skip
+    assert request["StackPolicyBody"] == policy
+
+
+def test_create_without_tags_or_policy_sends_neither() -> None:
+    fake = FakeCloudFormation()
+    fake.statuses = ["CREATE_COMPLETE"]
+    run(fake)
+    [(_, request)] = fake.calls
+    assert "Tags" not in request
+    assert "StackPolicyBody" not in request
+
+
+def test_update_sets_the_stack_policy_first_so_that_it_governs_the_update() -> None:
+    """A stack made before the policy existed is protected from its first update on."""
+    fake = FakeCloudFormation(["UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"])
+    policy = stack_policy("sqsjobs")
+    run(fake, policy=policy)
+    assert [name for name, _ in fake.calls] == ["set_stack_policy", "update_stack"]
+    assert fake.calls[0][1] == {"StackName": f"arn:stack/{NAME}/1", "StackPolicyBody": policy}
+
+
+def test_update_with_nothing_to_change_still_sets_the_policy() -> None:
+    fake = FakeCloudFormation(["UPDATE_COMPLETE"])
+    fake.update_error = refused("No updates are to be performed.")
+    run(fake, policy=stack_policy("sqsjobs"))
+    assert [name for name, _ in fake.calls] == ["set_stack_policy", "update_stack"]
+
+
+def test_update_adds_tags_to_those_of_the_stack() -> None:
+    """CloudFormation replaces all of a stack's tags with those of an update."""
+    fake = FakeCloudFormation(["UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"])
+    fake.tags = [{"Key": "team", "Value": "billing"}, {"Key": "env", "Value": "prod-eu"}]
+    run(fake, tags={"team": "paiements"})
+    [(_, request)] = fake.calls
+    assert request["Tags"] == [
+        {"Key": "env", "Value": "prod-eu"}, {"Key": "team", "Value": "paiements"}
+    ]  # fmt: skip
+
+
+def test_update_without_tags_leaves_those_of_the_stack() -> None:
+    fake = FakeCloudFormation(["UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"])
+    fake.tags = [{"Key": "team", "Value": "billing"}]
+    run(fake)
+    [(_, request)] = fake.calls
+    assert "Tags" not in request
+
+
+def test_an_update_that_would_replace_the_table_fails_loudly() -> None:
+    """What CloudFormation reports when the stack policy denies a replacement."""
+    denied = (
+        "Action denied by stack policy: Statement [#1] does not allow [Update:Replace] "
+        "for resource [LogicalResourceId/JobTable]"
+    )
+    fake = FakeCloudFormation(["UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE"])
+    fake.pending = [
+        event(2, NAME, "UPDATE_IN_PROGRESS", "User Initiated"),
+        event(3, "JobTable", "UPDATE_FAILED", denied, kind="AWS::DynamoDB::Table"),
+        event(4, NAME, "UPDATE_ROLLBACK_COMPLETE"),
+    ]
+    with pytest.raises(StackDeployError) as raised:
+        run(fake, policy=stack_policy("sqsjobs"))
+    assert str(raised.value) == (
+        "Stack 'jobs' failed to deploy (UPDATE_ROLLBACK_COMPLETE): "
+        f"JobTable (AWS::DynamoDB::Table) UPDATE_FAILED: {denied}"
+    )
 
 
 def test_update_with_nothing_to_change_succeeds_at_once() -> None:

@@ -1,27 +1,39 @@
 """What the templates say, read from the parsed YAML.
 
 The local emulator creates the resources but ignores much of their configuration (TTL,
-point-in-time recovery, table encryption, redrive-allow policies, alarms, and Lambda
-mappings cannot run there), so these settings are checked here, on the template itself.
-The table must match the item layout the store writes (``sqsjobs.aws._items``).
+point-in-time recovery, table encryption, redrive-allow policies, queue policies, alarms,
+and Lambda mappings cannot run there), so these settings are checked here, on the
+template itself. The table must match the item layout the store writes
+(``sqsjobs.aws._items``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
 from sqsjobs.aws._items import INDEX, TTL_ATTRIBUTE, item_from_job, job_key
-from sqsjobs.aws._sqs import MAX_BODY_BYTES, MAX_VISIBILITY
+from sqsjobs.aws._sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
 from sqsjobs.infra import TEMPLATES
+from sqsjobs.infra._deploy import PROTECTED, stack_policy
 
 from .support import load_template, references, resources, sample_job
 
 MAIN = load_template("sqsjobs")
 QUEUE = load_template("sqsjobs-queue")
 BOTH = pytest.mark.parametrize("template", [MAIN, QUEUE], ids=list(TEMPLATES))
+BY_NAME = pytest.mark.parametrize(
+    ("name", "template"), list(zip(TEMPLATES, [MAIN, QUEUE], strict=True))
+)
 DLQ_RETENTION = 1_209_600  # 14 days, the SQS maximum
+TABLE_PARAMETERS = {"DeletionProtectionEnabled"}  # sqsjobs.yaml only: about the table
+NO_VALUE = {"Ref": "AWS::NoValue"}
+NOTIFY = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], NO_VALUE]}
+# Resource types CloudFormation cannot tag, so stack tags do not reach them.
+UNTAGGABLE = {"AWS::IAM::ManagedPolicy", "AWS::SQS::QueuePolicy", "AWS::Lambda::Permission"}
 
 PRODUCER_ACTIONS = {
     "dynamodb:BatchWriteItem",  # enqueue_many
@@ -48,6 +60,11 @@ WORKER_ACTIONS = {
     "sqs:SendMessage",
     "cloudformation:DescribeStacks",
 }
+
+
+def with_key(value: Any, otherwise: Any) -> dict[str, Any]:
+    """``value`` when the stack has a KMS key, else ``otherwise``."""
+    return {"Fn::If": ["HasKmsKey", value, otherwise]}
 
 
 def table() -> dict[str, Any]:
@@ -94,12 +111,45 @@ def test_table_is_on_demand_with_ttl_pitr_and_encryption() -> None:
     assert props["BillingMode"] == "PAY_PER_REQUEST"
     assert props["TimeToLiveSpecification"] == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
     assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
-    assert props["SSESpecification"] == {"SSEEnabled": True}
+    # AWS managed key as before, the stack's customer-managed key when it has one.
+    assert props["SSESpecification"] == {
+        "SSEEnabled": True,
+        "SSEType": with_key("KMS", NO_VALUE),
+        "KMSMasterKeyId": with_key({"Ref": "KmsKeyArn"}, NO_VALUE),
+    }
 
 
 def test_table_outlives_its_stack() -> None:
     resource = MAIN["Resources"]["JobTable"]
     assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
+
+
+def test_table_has_deletion_protection_unless_turned_off() -> None:
+    assert table()["DeletionProtectionEnabled"] == {"Ref": "DeletionProtectionEnabled"}
+    parameter = MAIN["Parameters"]["DeletionProtectionEnabled"]
+    assert (parameter["Default"], parameter["AllowedValues"]) == ("true", ["true", "false"])
+
+
+def test_table_keeps_its_generated_name() -> None:
+    """Naming the table would replace the unnamed table of every stack made before."""
+    assert "TableName" not in table()
+
+
+@BY_NAME
+def test_the_stack_policy_keeps_every_table(name: str, template: dict[str, Any]) -> None:
+    tables = set(resources(template, "AWS::DynamoDB::Table"))
+    assert set(PROTECTED[name]) == tables
+    policy = stack_policy(name)
+    if not tables:
+        assert policy is None
+        return
+    assert policy is not None
+    allow, deny = json.loads(policy)["Statement"]
+    assert allow == {"Effect": "Allow", "Principal": "*", "Action": "Update:*", "Resource": "*"}
+    assert deny == {
+        "Effect": "Deny", "Principal": "*", "Action": ["Update:Replace", "Update:Delete"],
+        "Resource": [f"LogicalResourceId/{logical_id}" for logical_id in sorted(tables)],
+    }  # fmt: skip
 
 
 # -- the queues ----------------------------------------------------------------------------
@@ -109,8 +159,40 @@ def test_table_outlives_its_stack() -> None:
 def test_queues_are_encrypted_with_an_explicit_size_limit(template: dict[str, Any]) -> None:
     for logical_id in ("JobQueue", "DeadLetterQueue"):
         props = queue(template, logical_id)
-        assert props["SqsManagedSseEnabled"] is True
+        # SQS-managed encryption as before, the stack's customer-managed key when it has one.
+        assert props["SqsManagedSseEnabled"] == with_key(NO_VALUE, True)
+        assert props["KmsMasterKeyId"] == with_key({"Ref": "KmsKeyArn"}, NO_VALUE)
         assert MAX_BODY_BYTES <= props["MaximumMessageSize"] <= 262_144
+
+
+@BOTH
+def test_the_kms_key_is_optional(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["KmsKeyArn"]
+    assert parameter["Default"] == ""
+    assert template["Conditions"]["HasKmsKey"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "KmsKeyArn"}, ""]}]
+    }
+    pattern = parameter["AllowedPattern"]
+    assert pattern.startswith("^(arn:[a-z-]+:kms:") and pattern.endswith(":key/[a-zA-Z0-9-]+)?$")
+
+
+@BOTH
+def test_every_queue_refuses_requests_without_tls(template: dict[str, Any]) -> None:
+    queues = set(resources(template, "AWS::SQS::Queue"))
+    policies = resources(template, "AWS::SQS::QueuePolicy").values()
+    covered = {}
+    for policy in policies:
+        props = policy["Properties"]
+        [target] = props["Queues"]
+        [statement] = props["PolicyDocument"]["Statement"]
+        covered[target["Ref"]] = statement
+    assert set(covered) == queues == {"JobQueue", "DeadLetterQueue"}
+    for logical_id, statement in covered.items():
+        assert statement == {
+            "Sid": "DenyWithoutTls", "Effect": "Deny", "Principal": "*", "Action": "sqs:*",
+            "Resource": {"Fn::GetAtt": [logical_id, "Arn"]},
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        }  # fmt: skip
 
 
 @BOTH
@@ -145,18 +227,65 @@ def test_dlq_keeps_messages_longer_than_the_job_queue_can(template: dict[str, An
 
 
 @BOTH
+def test_job_queue_retention_outlasts_the_longest_hide(template: dict[str, Any]) -> None:
+    """A message hidden for SQS's longest visibility timeout must come back before the
+    margin the store keeps before retention; a shorter retention drops hidden jobs."""
+    retention = template["Parameters"]["MessageRetentionPeriod"]
+    assert retention["MinValue"] == RETENTION_MARGIN + MAX_VISIBILITY == 46_800
+    assert retention["MinValue"] <= retention["Default"]
+
+
+@BOTH
 def test_dlq_alarm_fires_on_any_visible_message(template: dict[str, Any]) -> None:
-    (alarm,) = resources(template, "AWS::CloudWatch::Alarm").values()
-    props = alarm["Properties"]
+    props = template["Resources"]["DeadLetterAlarm"]["Properties"]
     assert props["Namespace"] == "AWS/SQS"
     assert props["MetricName"] == "ApproximateNumberOfMessagesVisible"
     assert props["Dimensions"] == [
         {"Name": "QueueName", "Value": {"Fn::GetAtt": ["DeadLetterQueue", "QueueName"]}}
     ]
     assert (props["ComparisonOperator"], props["Threshold"]) == ("GreaterThanThreshold", 0)
-    notify = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}
-    assert props["AlarmActions"] == notify
+
+
+@BOTH
+def test_job_queue_alarm_fires_on_a_message_waiting_too_long(template: dict[str, Any]) -> None:
+    props = template["Resources"]["OldestMessageAlarm"]["Properties"]
+    assert props["Namespace"] == "AWS/SQS"
+    assert (props["MetricName"], props["Statistic"]) == ("ApproximateAgeOfOldestMessage", "Maximum")
+    assert props["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["JobQueue", "QueueName"]}}
+    ]
+    assert props["ComparisonOperator"] == "GreaterThanThreshold"
+    assert props["Threshold"] == {"Ref": "OldestMessageAgeThreshold"}
+    threshold = template["Parameters"]["OldestMessageAgeThreshold"]
+    assert (threshold["Type"], threshold["Default"]) == ("Number", 3600)
+    assert threshold["MinValue"] >= props["Period"]  # one period holds one data point
+
+
+@BOTH
+def test_every_alarm_notifies_the_alarm_topic(template: dict[str, Any]) -> None:
+    alarms = resources(template, "AWS::CloudWatch::Alarm")
+    assert set(alarms) == {"DeadLetterAlarm", "OldestMessageAlarm"}
+    for alarm in alarms.values():
+        props = alarm["Properties"]
+        assert (props["AlarmActions"], props["OKActions"]) == (NOTIFY, NOTIFY)
+        assert props["TreatMissingData"] == "notBreaching"
     assert template["Parameters"]["AlarmTopicArn"]["Default"] == ""
+
+
+# -- tags ----------------------------------------------------------------------------------
+
+
+@BOTH
+def test_stack_tags_reach_every_resource_that_takes_tags(template: dict[str, Any]) -> None:
+    """CloudFormation copies stack tags to each resource whose type takes tags; the
+    README names the types that cannot, and no resource sets tags of its own."""
+    untaggable = set()
+    for resource in template["Resources"].values():
+        schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", resource["Type"])
+        if not schema.schema["tagging"]["taggable"]:
+            untaggable.add(resource["Type"])
+        assert "Tags" not in resource["Properties"]
+    assert untaggable == UNTAGGABLE
 
 
 # -- the optional Lambda worker ------------------------------------------------------------
@@ -256,7 +385,8 @@ def test_queue_template_is_the_main_one_without_the_table() -> None:
     """Everything but the table must be identical, so the two templates cannot drift."""
     expected = _renamed(MAIN, "JobTable", "TableName")
     del expected["Resources"]["JobTable"]
-    expected["Parameters"] = {"TableName": QUEUE["Parameters"]["TableName"], **MAIN["Parameters"]}
+    shared = {k: v for k, v in MAIN["Parameters"].items() if k not in TABLE_PARAMETERS}
+    expected["Parameters"] = {"TableName": QUEUE["Parameters"]["TableName"], **shared}
     for section in ("Parameters", "Conditions", "Mappings", "Resources", "Outputs"):
         assert QUEUE[section] == expected[section], section
     assert set(QUEUE) == set(MAIN)

@@ -8,10 +8,17 @@ pass, which event explains a rollback) is a pure function in ``_stack``.
 
 Blocking boto3 only: a deploy is a one-off command, and ``sqsjobs.infra`` must not load
 aioboto3.
+
+Every deploy of a template with a job table also sets the stack's policy before
+creating or updating it: the table is retained on replacement, so a change that replaced
+it would leave it behind and point every worker at a new, empty table. The policy denies
+``Update:Replace`` and ``Update:Delete`` on it, and CloudFormation then fails such an
+update and rolls it back.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -40,6 +47,11 @@ POLL_INTERVAL = 5.0
 TIMEOUT = 3_600.0  # as long as botocore's stack waiters wait
 
 NO_PARAMETERS: Mapping[str, str] = MappingProxyType({})
+NO_TAGS: Mapping[str, str] = MappingProxyType({})
+# Per template, the resources no stack update may replace or remove.
+PROTECTED: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"sqsjobs": ("JobTable",), "sqsjobs-queue": ()}
+)
 EventCallback = Callable[[StackEvent], object]
 
 
@@ -52,6 +64,7 @@ class CloudFormationClient(Protocol):
     def create_stack(self, **kwargs: Any) -> dict[str, Any]: ...
     def update_stack(self, **kwargs: Any) -> dict[str, Any]: ...
     def delete_stack(self, **kwargs: Any) -> dict[str, Any]: ...
+    def set_stack_policy(self, **kwargs: Any) -> dict[str, Any]: ...
 
 
 def deploy_stack(
@@ -59,6 +72,7 @@ def deploy_stack(
     *,
     template: str = "sqsjobs",
     parameters: Mapping[str, str] = NO_PARAMETERS,
+    tags: Mapping[str, str] = NO_TAGS,
     endpoint_url: str | None = None,
     region_name: str | None = None,
     on_event: EventCallback | None = None,
@@ -67,14 +81,17 @@ def deploy_stack(
 
     Waits until CloudFormation has finished, passing every stack event of the operation
     to ``on_event`` as it appears. An update with nothing to change succeeds at once. On
-    update, parameters not given keep the stack's current values. A stack whose first
+    update, parameters not given keep the stack's current values; ``tags`` are added to
+    the stack's (CloudFormation copies stack tags to every resource that takes tags),
+    changing those with the same key and keeping the others. A stack whose first
     creation rolled back is deleted and created again. Credentials, region and endpoint
     follow boto3's standard chain (``AWS_ENDPOINT_URL``, ``AWS_REGION``, profiles);
     ``endpoint_url`` and ``region_name`` override it.
 
     Raises:
         StackDeployError: CloudFormation refused the request, rolled the operation back
-            (the message names the failed resource and why), or did not finish in time.
+            (the message names the failed resource and why: a change that would replace
+            the job table is denied by the stack policy), or did not finish in time.
         ValueError: ``template`` is not a shipped template's name.
     """
     body = template_text(template)
@@ -85,7 +102,8 @@ def deploy_stack(
         config=Config(retries={"mode": "standard", "max_attempts": 5}),
     )
     try:
-        return Deployment(client, stack_name, on_event).run(body, parameters)
+        deployment = Deployment(client, stack_name, on_event)
+        return deployment.run(body, parameters, tags=tags, policy=stack_policy(template))
     finally:
         client.close()
 
@@ -112,44 +130,72 @@ class Deployment:
         self.sleep = sleep
         self.clock = clock
 
-    def run(self, body: str, given: Mapping[str, str]) -> dict[str, str]:
+    def run(
+        self,
+        body: str,
+        given: Mapping[str, str],
+        *,
+        tags: Mapping[str, str] = NO_TAGS,
+        policy: str | None = None,
+    ) -> dict[str, str]:
+        """Create or update the stack from ``body``; ``policy`` is its stack policy (JSON)."""
         stack = self._describe(self.stack_name)
         action = next_action(self.stack_name, None if stack is None else stack["StackStatus"])
         if stack is not None and action is Action.UPDATE:
-            return self._update_existing(stack, body, given)
+            return self._update_existing(stack, body, given, tags, policy)
         if stack is not None:  # Action.RECREATE
             self._delete(stack["StackId"])
-        return self._settle(self._create(body, given), seen=None)
+        return self._settle(self._create(body, given, tags, policy), seen=None)
 
     def _update_existing(
-        self, stack: Mapping[str, Any], body: str, given: Mapping[str, str]
+        self,
+        stack: Mapping[str, Any],
+        body: str,
+        given: Mapping[str, str],
+        tags: Mapping[str, str],
+        policy: str | None,
     ) -> dict[str, str]:
         seen = self._newest_event_id(stack["StackId"])
-        if not self._update(stack, body, given):
+        if policy is not None:
+            # Set before the update, so that the policy already governs it (a stack
+            # deployed before the policy existed is protected from its first update on).
+            self.client.set_stack_policy(StackName=stack["StackId"], StackPolicyBody=policy)
+        if not self._update(stack, body, given, tags):
             return outputs(stack)
         return self._settle(stack["StackId"], seen)
 
-    def _create(self, body: str, given: Mapping[str, str]) -> str:
-        request = {
+    def _create(
+        self, body: str, given: Mapping[str, str], tags: Mapping[str, str], policy: str | None
+    ) -> str:
+        request: dict[str, Any] = {
             "StackName": self.stack_name,
             "TemplateBody": body,
             "Parameters": chosen_parameters(given, self._declared(body), {}),
             "Capabilities": CAPABILITIES,
         }
+        if tags:
+            request["Tags"] = tag_list(tags)
+        if policy is not None:
+            request["StackPolicyBody"] = policy
         try:
             return str(self.client.create_stack(**request)["StackId"])
         except ClientError as error:
             raise self._refused("create", error) from error
 
-    def _update(self, stack: Mapping[str, Any], body: str, given: Mapping[str, str]) -> bool:
+    def _update(
+        self, stack: Mapping[str, Any], body: str, given: Mapping[str, str], tags: Mapping[str, str]
+    ) -> bool:
         """Start an update; ``False`` if CloudFormation found nothing to change."""
         previous = {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])}
-        request = {
+        request: dict[str, Any] = {
             "StackName": stack["StackId"],
             "TemplateBody": body,
             "Parameters": chosen_parameters(given, self._declared(body), previous),
             "Capabilities": CAPABILITIES,
         }
+        if tags:  # without Tags, CloudFormation keeps the stack's; with them, it replaces all
+            current = {t["Key"]: t["Value"] for t in stack.get("Tags", [])}
+            request["Tags"] = tag_list({**current, **tags})
         try:
             self.client.update_stack(**request)
         except ClientError as error:
@@ -247,6 +293,29 @@ class Deployment:
     def _refused(self, action: str, error: ClientError) -> StackDeployError:
         message = f"CloudFormation refused to {action} stack {self.stack_name!r}: {_message(error)}"
         return StackDeployError(self.stack_name, None, message)
+
+
+def stack_policy(template: str) -> str | None:
+    """The stack policy for a stack of ``template`` (JSON), ``None`` if nothing needs it.
+
+    A stack policy denies every update it does not allow, hence the first statement.
+    """
+    protected = PROTECTED.get(template, ())
+    if not protected:
+        return None
+    allow_all = {"Effect": "Allow", "Principal": "*", "Action": "Update:*", "Resource": "*"}
+    keep = {
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": ["Update:Replace", "Update:Delete"],
+        "Resource": [f"LogicalResourceId/{logical_id}" for logical_id in protected],
+    }
+    return json.dumps({"Statement": [allow_all, keep]}, indent=2)
+
+
+def tag_list(tags: Mapping[str, str]) -> list[dict[str, str]]:
+    """Tags as CloudFormation takes them, sorted by key."""
+    return [{"Key": key, "Value": tags[key]} for key in sorted(tags)]
 
 
 def outputs(stack: Mapping[str, Any]) -> dict[str, str]:
