@@ -123,7 +123,8 @@ def put_many(layout: Layout, items: Sequence[Item], now: float) -> Flow[list[Enq
 
     Results come in request order. The first failure stops the batch with
     ``JobBatchError`` holding the results of the requests before it. Jobs without keys
-    are written concurrently, so requests after a failed one may have been written too:
+    are written together (``Parallel``: concurrently on the asyncio face, one after
+    another on the blocking one), so requests after a failed one may be written too:
     their messages are sent with those before it (if that send fails too, the records
     are durable and the reconciler sends them), and the error's message counts them.
     """
