@@ -1,6 +1,7 @@
 """The request budget, counted by the emulator itself (counts, never times; SPEC §3).
 
-Happy path: one DynamoDB write at enqueue, one at claim, one at complete, no reads;
+Happy path: one DynamoDB write at enqueue (a conditional ``PutItem``, which on-demand
+capacity bills like one item of a batch write), one at claim, one at complete, no reads;
 SQS sends, receives and deletes batched so that requests per job approach 0.3.
 """
 
@@ -42,6 +43,9 @@ async def test_a_hundred_jobs_cost_three_writes_each_and_a_third_of_an_sqs_reque
 
     assert len(set(completed)) == JOBS
     assert spent.dynamodb_writes == 3 * JOBS, spent.requests
+    # enqueue_many's item writes are conditional puts, one per job, never batch writes.
+    assert spent.requests[("dynamodb", "PutItem")] == JOBS, spent.requests
+    assert spent.requests[("dynamodb", "BatchWriteItem")] == 0, spent.requests
     assert spent.dynamodb_reads == 0, spent.requests
     assert spent.service("sqs") / JOBS <= 0.35, spent.requests
     assert spent.requests[("sqs", "SendMessageBatch")] == JOBS // 10

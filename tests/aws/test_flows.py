@@ -11,8 +11,8 @@ from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 from sqsjobs.aws import _claim, _flows, _settle, _sqs
 from sqsjobs.aws._deliveries import Delivery
-from sqsjobs.aws._items import keyed_id, stored_from_item
-from sqsjobs.aws._transport import adrive, drive
+from sqsjobs.aws._items import item_from_job, keyed_id, stored_from_item
+from sqsjobs.aws._transport import Call, Parallel, adrive, drive
 
 from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, message, prepared, refused, stored
 
@@ -80,18 +80,32 @@ def test_put_many_writes_and_sends_ten_at_a_time() -> None:
     aws = FakeAws()
     results = drive(_flows.put_many(layout(), items, NOW), aws)
     assert aws.operations == [
-        "batch_write_item", "send_message_batch", "batch_write_item", "send_message_batch",
+        *["put_item"] * 10, "send_message_batch", *["put_item"] * 2, "send_message_batch",
     ]  # fmt: skip
-    assert [len(c.params["RequestItems"]["jobs"]) for c in aws.calls[::2]] == [10, 2]
+    puts = [call.params for call in aws.calls if call.operation == "put_item"]
+    # The conditional put of a single enqueue: it never overwrites a record.
+    assert {p["ConditionExpression"] for p in puts} == {
+        "attribute_not_exists(#pk) OR #expires_at <= :now"
+    }
+    assert {p["ReturnValuesOnConditionCheckFailure"] for p in puts} == {"ALL_OLD"}
+    assert [stored_from_item(p["Item"]).job.payload for p in puts] == list(range(12))
     assert [r.job.payload for r in results] == list(range(12))
 
 
-def test_put_many_puts_unprocessed_items_one_by_one() -> None:
-    items = [(prepared(i).job, None) for i in range(3)]
-    leftover = {"PutRequest": {"Item": {"pk": {"S": "job#x"}}}}
-    aws = FakeAws(batch_write_item=[{"UnprocessedItems": {"jobs": [leftover]}}])
-    drive(_flows.put_many(layout(), items, NOW), aws)
-    assert aws.operations == ["batch_write_item", "put_item", "send_message_batch"]
+def test_put_many_sends_the_puts_of_jobs_without_keys_together() -> None:
+    keyed = prepared("k", idempotency_key="k")
+    items = [(prepared(i).job, None) for i in range(3)] + [(keyed.job, keyed.fingerprint)]
+    items += [(prepared(i).job, None) for i in range(3, 5)]
+    flow = _flows.put_many(layout(), items, NOW)
+    first = next(flow)
+    assert isinstance(first, Parallel)
+    assert [stored_from_item(c.params["Item"]).job.payload for c in first.calls] == [0, 1, 2]
+    keyed_put = flow.send([{}, {}, {}])  # the keyed job waits for every write before it
+    assert isinstance(keyed_put, Call)
+    assert stored_from_item(keyed_put.params["Item"]).job.id == _flows.placed(keyed.job).id
+    last = flow.send({})
+    assert isinstance(last, Parallel)
+    assert [stored_from_item(c.params["Item"]).job.payload for c in last.calls] == [3, 4]
 
 
 def test_put_many_stops_at_an_aws_error_with_what_was_written() -> None:
@@ -104,7 +118,44 @@ def test_put_many_stops_at_an_aws_error_with_what_was_written() -> None:
     # the third group was never written.
     assert [r.job.payload for r in caught.value.results] == list(range(20))
     assert caught.value.__cause__ is error.cause
-    assert aws.operations.count("batch_write_item") == 2
+    assert aws.operations.count("put_item") == 20
+
+
+def test_a_failed_put_reports_those_before_it_and_sends_every_written_job() -> None:
+    items = [(prepared(i).job, None) for i in range(5)]
+    error = failure("InternalServerError")
+    aws = FakeAws(put_item=[{}, {}, error, {}, {}])
+    with pytest.raises(JobBatchError) as caught:
+        drive(_flows.put_many(layout(), items, NOW), aws)
+    assert [r.job.payload for r in caught.value.results] == [0, 1]
+    assert caught.value.__cause__ is error.cause
+    assert "Batch stopped at request 2" in str(caught.value)
+    assert "2 later request(s) sent with it were written and will run" in str(caught.value)
+    # Requests 3 and 4 went out with 2 and were written: their jobs get messages too.
+    assert aws.operations == [*["put_item"] * 5, "send_message_batch"]
+    sent = [json.loads(e["MessageBody"])["id"] for e in aws.calls[-1].params["Entries"]]
+    assert sent == [items[i][0].id for i in (0, 1, 3, 4)]
+
+
+def test_written_jobs_whose_send_fails_after_a_failed_put_are_left_to_the_reconciler() -> None:
+    items = [(prepared(i).job, None) for i in range(3)]
+    error = failure("InternalServerError")
+    aws = FakeAws(put_item=[error, {}, {}], send_message_batch=[failure()])
+    with pytest.raises(JobBatchError) as caught:
+        drive(_flows.put_many(layout(), items, NOW), aws)
+    assert caught.value.results == []
+    assert caught.value.__cause__ is error.cause  # the put's error, not the send's
+    assert aws.operations == [*["put_item"] * 3, "send_message_batch"]
+
+
+def test_a_put_refused_by_a_record_it_did_not_write_stops_the_batch() -> None:
+    items = [(prepared(i).job, None) for i in range(3)]
+    taken = refused({**item_from_job(items[1][0], None), "put_id": {"S": "an earlier put"}})
+    aws = FakeAws(put_item=[{}, taken, {}])
+    with pytest.raises(JobBatchError) as caught:
+        drive(_flows.put_many(layout(), items, NOW), aws)
+    assert [r.job.payload for r in caught.value.results] == [0]
+    assert caught.value.__cause__ is taken.cause
 
 
 def test_put_many_sends_what_it_wrote_before_a_conflict() -> None:
@@ -314,5 +365,16 @@ async def test_both_drivers_make_the_same_calls() -> None:
     sync, concurrent = FakeAws(), FakeAws()
     drive(_flows.put_many(layout(), items, NOW), sync)
     await adrive(_flows.put_many(layout(), items, NOW), concurrent.asend)
-    assert sync.calls == concurrent.calls
-    assert [c.params.get("QueueUrl") for c in sync.calls] == [None, URL]
+    assert without_put_ids(sync.calls) == without_put_ids(concurrent.calls)
+    assert [c.params.get("QueueUrl") for c in sync.calls] == [None, None, None, URL]
+
+
+def without_put_ids(calls: list[Call]) -> list[Call]:
+    """The calls with each put's random ``put_id`` left out."""
+    plain = []
+    for call in calls:
+        if "Item" in call.params:
+            item = {k: v for k, v in call.params["Item"].items() if k != "put_id"}
+            call = Call(call.service, call.operation, {**call.params, "Item": item})
+        plain.append(call)
+    return plain

@@ -58,15 +58,12 @@ def test_a_keyed_put_refused_by_another_put_of_the_same_instant_is_a_duplicate()
     assert aws.operations == ["put_item"]
 
 
-def test_an_unprocessed_batch_item_refused_by_itself_is_written() -> None:
+def test_batch_puts_refused_by_themselves_are_written() -> None:
     jobs = [prepared(i).job for i in range(3)]
-    leftover = item_from_job(jobs[1], None)
-    aws = PutAppliedThenLost(
-        batch_write_item=[{"UnprocessedItems": {"jobs": [{"PutRequest": {"Item": leftover}}]}}],
-    )
+    aws = PutAppliedThenLost()
     results = drive(_flows.put_many(layout(), [(job, None) for job in jobs], NOW), aws)
-    assert [r.job.id for r in results] == [job.id for job in jobs]
-    assert aws.operations == ["batch_write_item", "put_item", "send_message_batch"]
+    assert [(r.job.id, r.duplicate) for r in results] == [(job.id, False) for job in jobs]
+    assert aws.operations == ["put_item", "put_item", "put_item", "send_message_batch"]
 
 
 # -- claim --------------------------------------------------------------------------------

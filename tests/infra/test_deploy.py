@@ -81,8 +81,8 @@ def test_outputs_are_the_ones_the_template_declares(main_stack: Deployed) -> Non
     assert main_stack.outputs["QueueUrls"].startswith("default=https://")
     assert main_stack.outputs["QueueArn"].endswith(f":{main_stack.name}-default")
     assert main_stack.outputs["DeadLetterQueueArn"].endswith(f":{main_stack.name}-default-dlq")
-    assert ":policy/" in main_stack.outputs["ProducerPolicyArn"]
-    assert ":policy/" in main_stack.outputs["WorkerPolicyArn"]
+    for role in ("Producer", "Worker", "Reader", "Operator"):
+        assert f":policy/{main_stack.name}-{role}Policy-" in main_stack.outputs[f"{role}PolicyArn"]
 
 
 def test_progress_is_reported_as_stack_events(main_stack: Deployed) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
-from sqsjobs.aws._items import INDEX, TTL_ATTRIBUTE, item_from_job, job_key
+from sqsjobs.aws._items import INDEX, RESENT_AT, TTL_ATTRIBUTE, item_from_job, job_key
 from sqsjobs.aws._sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
 from sqsjobs.infra import TEMPLATES
 from sqsjobs.infra._deploy import PROTECTED, stack_policy
@@ -35,31 +35,62 @@ NOTIFY = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], NO_VALUE]}
 # Resource types CloudFormation cannot tag, so stack tags do not reach them.
 UNTAGGABLE = {"AWS::IAM::ManagedPolicy", "AWS::SQS::QueuePolicy", "AWS::Lambda::Permission"}
 
+# What each role's policy grants; tests/infra/test_policies.py derives these from the
+# calls each role sends on the emulator, and checks each statement's resources.
 PRODUCER_ACTIONS = {
-    "dynamodb:BatchWriteItem",  # enqueue_many
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
-    "sqs:GetQueueUrl",
+    "dynamodb:GetItem",  # get
+    "dynamodb:PutItem",  # enqueue, enqueue_many (conditional puts)
+    "dynamodb:UpdateItem",  # a duplicate re-sending an overdue message: resent_at only
     "sqs:SendMessage",  # also SendMessageBatch
     "cloudformation:DescribeStacks",  # SqsJobStore.from_stack
 }
 WORKER_ACTIONS = {
-    "dynamodb:BatchWriteItem",
-    "dynamodb:DescribeTable",
     "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
+    "dynamodb:PutItem",  # cron ticks
+    "dynamodb:Query",  # the reconciler's stale pass
     "dynamodb:UpdateItem",
     "sqs:ChangeMessageVisibility",
     "sqs:DeleteMessage",
     "sqs:GetQueueAttributes",
-    "sqs:GetQueueUrl",
+    "sqs:GetQueueUrl",  # the DLQ, when only the job queue is configured
     "sqs:ListDeadLetterSourceQueues",  # a work queue that is a DLQ is refused
     "sqs:ReceiveMessage",
     "sqs:SendMessage",
     "cloudformation:DescribeStacks",
 }
+READER_ACTIONS = {
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "sqs:GetQueueAttributes",
+    "sqs:GetQueueUrl",
+    "sqs:ListDeadLetterSourceQueues",
+    "cloudformation:DescribeStacks",
+}
+OPERATOR_ACTIONS = READER_ACTIONS | {
+    "dynamodb:UpdateItem",
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:ReceiveMessage",
+    "sqs:SendMessage",
+}
+POLICIES = {
+    "ProducerPolicy": PRODUCER_ACTIONS,
+    "WorkerPolicy": WORKER_ACTIONS,
+    "ReaderPolicy": READER_ACTIONS,
+    "OperatorPolicy": OPERATOR_ACTIONS,
+}
+# The resources a statement may name: the table, its list index, the two queues, the stack.
+TABLE_ARNS = {
+    "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${JobTable}",
+    "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${TableName}",
+}
+RESOURCES = [
+    *({"Fn::Sub": arn} for arn in TABLE_ARNS),
+    *({"Fn::Sub": f"{arn}/index/{INDEX}"} for arn in TABLE_ARNS),
+    {"Fn::GetAtt": ["JobQueue", "Arn"]},
+    {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
+    {"Ref": "AWS::StackId"},
+]
 
 
 def with_key(value: Any, otherwise: Any) -> dict[str, Any]:
@@ -80,11 +111,7 @@ def statements(template: dict[str, Any], policy: str) -> list[dict[str, Any]]:
 
 
 def actions(template: dict[str, Any], policy: str) -> set[str]:
-    found: set[str] = set()
-    for statement in statements(template, policy):
-        listed = statement["Action"]
-        found |= {listed} if isinstance(listed, str) else set(listed)
-    return found
+    return {a for statement in statements(template, policy) for a in _listed(statement["Action"])}
 
 
 # -- the table -----------------------------------------------------------------------------
@@ -328,34 +355,51 @@ def test_lambda_queue_visibility_is_six_times_the_function_timeout(
 
 
 @BOTH
-def test_producers_may_enqueue_and_read_but_not_change_or_consume(
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_each_role_gets_its_actions(template: dict[str, Any], policy: str) -> None:
+    assert actions(template, policy) == POLICIES[policy]
+
+
+@BOTH
+def test_the_producers_update_touches_only_what_a_resend_writes_and_reads(
     template: dict[str, Any],
 ) -> None:
-    granted = actions(template, "ProducerPolicy")
-    assert granted == PRODUCER_ACTIONS
-    for word in ("Delete", "Update", "Receive", "ChangeMessageVisibility", "*"):
-        assert not [a for a in granted if word in a]
+    (update,) = [s for s in statements(template, "ProducerPolicy") if "Condition" in s]
+    assert update["Action"] == "dynamodb:UpdateItem"
+    assert update["Condition"] == {
+        "ForAllValues:StringEquals": {
+            "dynamodb:Attributes": [*job_key("x"), RESENT_AT, "status", "updated_at"]
+        },
+        "StringEquals": {"dynamodb:ReturnValues": "NONE"},
+    }
+    others = [s for s in statements(template, "ProducerPolicy") if s is not update]
+    assert "dynamodb:UpdateItem" not in str([s["Action"] for s in others])
 
 
 @BOTH
-def test_workers_get_what_claiming_and_settling_need(template: dict[str, Any]) -> None:
-    assert actions(template, "WorkerPolicy") == WORKER_ACTIONS
-
-
-@BOTH
-@pytest.mark.parametrize("policy", ["ProducerPolicy", "WorkerPolicy"])
+@pytest.mark.parametrize("policy", list(POLICIES))
 def test_policies_name_their_resources(template: dict[str, Any], policy: str) -> None:
+    """Queries name the index, other item calls the table, SQS calls the queues."""
     for statement in statements(template, policy):
         assert statement["Effect"] == "Allow"
-        assert "*" not in str(statement["Resource"])
-    records, messages, stack = statements(template, policy)
-    table_arn, index_arn = (r["Fn::Sub"] for r in records["Resource"])
-    assert table_arn.startswith("arn:${AWS::Partition}:dynamodb:${AWS::Region}:")
-    assert table_arn.endswith((":table/${JobTable}", ":table/${TableName}"))
-    assert index_arn == f"{table_arn}/index/{INDEX}"
-    queues = messages["Resource"]
-    assert {"Fn::GetAtt": ["JobQueue", "Arn"]} in (queues if isinstance(queues, list) else [queues])
-    assert stack["Resource"] == {"Ref": "AWS::StackId"}
+        listed = statement["Resource"]
+        for resource in listed if isinstance(listed, list) else [listed]:
+            assert resource in RESOURCES
+            for action in _listed(statement["Action"]):
+                assert resource_kind(resource) == ACTION_KINDS.get(action, action.split(":")[0])
+
+
+ACTION_KINDS = {"dynamodb:Query": "index", "cloudformation:DescribeStacks": "stack"}
+
+
+def resource_kind(resource: dict[str, Any]) -> str:
+    if "Fn::Sub" in resource:
+        return "index" if resource["Fn::Sub"].endswith(f"/index/{INDEX}") else "dynamodb"
+    return "sqs" if "Fn::GetAtt" in resource else "stack"
+
+
+def _listed(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else value
 
 
 # -- outputs and the two templates ---------------------------------------------------------
@@ -366,7 +410,8 @@ def test_outputs(template: dict[str, Any]) -> None:
     outputs = template["Outputs"]
     assert set(outputs) == {
         "TableName", "QueueUrls", "DeadLetterQueueUrls", "QueueArn", "DeadLetterQueueArn",
-        "ProducerPolicyArn", "WorkerPolicyArn", "EventSourceMappingId",
+        "ProducerPolicyArn", "WorkerPolicyArn", "ReaderPolicyArn", "OperatorPolicyArn",
+        "EventSourceMappingId",
     }  # fmt: skip
     assert outputs["QueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${JobQueue}"}
     assert outputs["DeadLetterQueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${DeadLetterQueue}"}

@@ -22,7 +22,6 @@ from ._transport import Call
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
-        BatchWriteItemInputTypeDef,
         GetItemInputTypeDef,
         PutItemInputTypeDef,
         QueryInputTypeDef,
@@ -115,14 +114,6 @@ def put_new(table: str, item: Item, now: float) -> Call:
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
     return Call("dynamodb", "put_item", params)
-
-
-def batch_put(table: str, items: Sequence[Item]) -> Call:
-    """Unconditional puts of records with fresh random ids (nothing to collide with)."""
-    params: BatchWriteItemInputTypeDef = {
-        "RequestItems": {table: [{"PutRequest": {"Item": item}} for item in items]}
-    }
-    return Call("dynamodb", "batch_write_item", params)
 
 
 def claim(

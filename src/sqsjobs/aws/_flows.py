@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 from .._errors import JobBatchError, JobIdempotencyConflictError
 from .._lifecycle import CANCELLED, expires_at
@@ -26,7 +27,7 @@ from ._items import Item as Attributes
 from ._items import Stored, item_from_job, keyed_id, stored_from_item, text
 from ._layout import Layout
 from ._resend import mark_resent, message_overdue
-from ._transport import AwsError, ConditionFailed, Flow, public_error
+from ._transport import AwsError, ConditionFailed, Flow, Parallel, public_error
 
 Item = tuple[Job, str | None]
 PUT_ID = "put_id"
@@ -93,12 +94,20 @@ def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
     ours is finding our own write. Neither the key nor ``created_at`` tells it apart:
     ``enqueue_many`` writes repeated keys with one ``created_at``.
     """
-    item = {**item, PUT_ID: text(uuid.uuid4().hex)}
+    item = _with_put_id(item)
     try:
         yield _dynamo.put_new(table, item, now)
     except ConditionFailed as taken:
-        if taken.item is None or taken.item.get(PUT_ID) != item[PUT_ID]:
+        if not _refused_by_itself(taken, item):
             raise
+
+
+def _with_put_id(item: Attributes) -> Attributes:
+    return {**item, PUT_ID: text(uuid.uuid4().hex)}
+
+
+def _refused_by_itself(refused: ConditionFailed, item: Attributes) -> bool:
+    return refused.item is not None and refused.item.get(PUT_ID) == item[PUT_ID]
 
 
 def _body(job: Job) -> str:
@@ -110,32 +119,65 @@ def _delay(job: Job, now: float) -> int:
 
 
 def put_many(layout: Layout, items: Sequence[Item], now: float) -> Flow[list[EnqueueResult]]:
-    """Write in order, ten at a time (records first, then one message batch per queue).
+    """Write ten at a time (records first, then one message batch per queue).
 
-    Stops at the first failure with ``JobBatchError`` holding the results written before
-    it; the messages of records already written are still sent (or left to the reconciler).
+    Results come in request order. The first failure stops the batch with
+    ``JobBatchError`` holding the results of the requests before it. Jobs without keys
+    are written together (``Parallel``: concurrently on the asyncio face, one after
+    another on the blocking one), so requests after a failed one may be written too:
+    their messages are sent with those before it (if that send fails too, the records
+    are durable and the reconciler sends them), and the error's message counts them.
     """
     for job, _ in items:
         layout.url(job.queue)  # an unknown queue is refused before anything is written
     results: list[EnqueueResult] = []
     for group in _sqs.chunks([(placed(job), fp) for job, fp in items]):
-        written: list[EnqueueResult] = []
+        written = yield from _write_group(layout, group, now)
+        if written.error is not None:
+            yield from _deliver_quietly(layout, written.results + written.beyond, now)
+            error = _batch_error(results + written.results, written.error, len(written.beyond))
+            raise error from _cause(written.error)
+        results += written.results
         try:
-            for run in _runs(group):
-                written += yield from _write_run(layout, run, now)
-        except (JobIdempotencyConflictError, AwsError) as error:
-            yield from _deliver_quietly(layout, written, now)
-            raise _batch_error(results + written, error) from _cause(error)
-        results += written
-        try:
-            yield from _deliver(layout, written, now)
+            yield from _deliver(layout, written.results, now)
         except AwsError as error:
             raise _batch_error(results, error) from _cause(error)
     return results
 
 
+@dataclass
+class _Written:
+    """What one group's writes did, in request order.
+
+    ``results`` are the requests written before the first failure (``error``);
+    ``beyond`` are requests after it that were written anyway: the puts of a run go out
+    together, so a failed one does not stop the others. They are real jobs; the batch
+    sends their messages but does not report them, as it reports nothing past a failure.
+    """
+
+    results: list[EnqueueResult] = field(default_factory=list)
+    beyond: list[EnqueueResult] = field(default_factory=list)
+    error: JobIdempotencyConflictError | AwsError | None = None
+
+
+def _write_group(layout: Layout, group: Sequence[Item], now: float) -> Flow[_Written]:
+    written = _Written()
+    for run in _runs(group):
+        try:
+            yield from _write_run(layout, run, now, written)
+        except (JobIdempotencyConflictError, AwsError) as error:
+            written.error = error
+        if written.error is not None:
+            break
+    return written
+
+
 def _runs(group: Sequence[Item]) -> Iterator[Sequence[Item]]:
-    """Consecutive jobs without keys go in one batch write; a keyed job goes alone."""
+    """Consecutive jobs without keys go out together; a keyed job goes alone.
+
+    A keyed job may meet a key written earlier in the same batch, so it waits for every
+    write before it; jobs without keys have fresh random ids and cannot meet anything.
+    """
     run: list[Item] = []
     for job, fingerprint in group:
         if job.idempotency_key is None:
@@ -149,16 +191,27 @@ def _runs(group: Sequence[Item]) -> Iterator[Sequence[Item]]:
         yield run
 
 
-def _write_run(layout: Layout, run: Sequence[Item], now: float) -> Flow[list[EnqueueResult]]:
-    table = layout.table
-    if len(run) == 1:
-        job, fingerprint = run[0]
-        return [(yield from _write(layout, job, fingerprint, now))]
-    reply = yield _dynamo.batch_put(table, [item_from_job(j, fp) for j, fp in run])
-    for request in reply.get("UnprocessedItems", {}).get(table, []):
-        # botocore retries whole requests, not unprocessed items: put these one by one.
-        yield from _put_new(table, request["PutRequest"]["Item"], now)
-    return [EnqueueResult(job, duplicate=False) for job, _ in run]
+def _write_run(layout: Layout, run: Sequence[Item], now: float, written: _Written) -> Flow[None]:
+    """A keyed job's ``put``; for jobs without keys, their ``PutItem``s sent together.
+
+    Each is the conditional ``PutItem`` of ``_put_new`` (one item write per job, as a
+    batch write would bill), so nothing is ever overwritten, and producers need no
+    permission that could delete a record (``BatchWriteItem`` can).
+    """
+    job, fingerprint = run[0]
+    if job.idempotency_key is not None:
+        written.results.append((yield from _write(layout, job, fingerprint, now)))
+        return
+    items = [_with_put_id(item_from_job(job, fp)) for job, fp in run]
+    replies = yield Parallel(tuple(_dynamo.put_new(layout.table, item, now) for item in items))
+    for (job, _), item, reply in zip(run, items, replies, strict=True):
+        if isinstance(reply, ConditionFailed) and _refused_by_itself(reply, item):
+            reply = {}  # our own write: botocore retried it after its response was lost
+        if not isinstance(reply, AwsError):
+            result = EnqueueResult(job, duplicate=False)
+            (written.results if written.error is None else written.beyond).append(result)
+        elif written.error is None:
+            written.error = reply
 
 
 def _deliver(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Flow[None]:
@@ -181,8 +234,11 @@ def _deliver_quietly(layout: Layout, written: Sequence[EnqueueResult], now: floa
         yield from _deliver(layout, written, now)
 
 
-def _batch_error(results: list[EnqueueResult], error: Exception) -> JobBatchError:
-    return JobBatchError(results, f"Batch stopped at request {len(results)}: {error}")
+def _batch_error(results: list[EnqueueResult], error: Exception, beyond: int = 0) -> JobBatchError:
+    text = f"Batch stopped at request {len(results)}: {error}"
+    if beyond:
+        text += f" ({beyond} later request(s) sent with it were written and will run)"
+    return JobBatchError(results, text)
 
 
 def _cause(error: Exception) -> BaseException:

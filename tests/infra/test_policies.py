@@ -1,0 +1,411 @@
+"""Each role's managed policy is exactly what that role's code sends, nothing more.
+
+Per role, a stack is deployed into the emulator and the role's operations run against
+it, the way its code runs in production (the library for producers, workers, the Lambda
+handlers and readers; the command line for operators). The requests they send, as IAM
+actions on resource ARNs, must equal what the deployed policy grants, pair for pair: a
+grant nobody uses is a failure just like a call the policy would refuse. Batch calls
+count as their single-message action (``SendMessageBatch`` is ``sqs:SendMessage``).
+
+The emulator does not enforce IAM, so these tests compare; cfn-lint and
+``test_templates`` check the policies' form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3  # type: ignore[import-untyped]
+import pytest
+from click.testing import CliRunner, Result
+
+from sqsjobs import (
+    Cron,
+    EnqueueRequest,
+    Job,
+    JobContext,
+    JobQueue,
+    JobStatus,
+    JobWorker,
+    SyncJobQueue,
+)
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws._aio import AioTransport
+from sqsjobs.aws._items import item_from_job
+from sqsjobs.aws._transport import BotoTransport, Call, Reply
+from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler
+from sqsjobs.cli import main
+from sqsjobs.infra import deploy_stack
+from tests.lambda_.conftest import Context, receive_event
+
+from .calls import Deployed, Grant, Recorder, Usage, iam_action
+from .support import load_template, sample_job
+
+pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
+
+ROLES = ("Producer", "Worker", "Reader", "Operator")
+LEASE = 5.0
+
+
+@pytest.fixture
+def stack(aws_endpoint: str, stack_name: str) -> Deployed:
+    outputs = deploy_stack(stack_name, endpoint_url=aws_endpoint)
+    cloudformation = boto3.client("cloudformation", endpoint_url=aws_endpoint)
+    (described,) = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
+    return Deployed(stack_name, outputs, described["StackId"], aws_endpoint)
+
+
+@pytest.fixture
+def recorder(stack: Deployed, monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    recorder = Recorder(stack)
+    boto_send, aio_send = BotoTransport.__call__, AioTransport.__call__
+
+    def boto(self: BotoTransport, call: Call) -> Reply:
+        recorder.note(call)
+        return boto_send(self, call)
+
+    async def aio(self: AioTransport, call: Call) -> Reply:
+        recorder.note(call)
+        return await aio_send(self, call)
+
+    monkeypatch.setattr(BotoTransport, "__call__", boto)
+    monkeypatch.setattr(AioTransport, "__call__", aio)
+    return recorder
+
+
+def assert_policy_is_what_was_sent(stack: Deployed, role: str, usage: Usage) -> None:
+    # The emulator served exactly what the transports sent: nothing went around them.
+    # (CloudFormation's query protocol names its action in the form body, which the
+    # request counter does not read: it counts those requests as action "?".)
+    served = set(usage.served.requests)
+    assert served == {
+        (s.service, "?" if s.service == "cloudformation" else s.action) for s in usage.sent
+    }
+    granted = stack.granted(role)
+    assert {(g.action, g.resource) for g in granted} == usage.grants()
+    for grant in granted:
+        if grant.condition is not None:
+            assert normalized(grant.condition) == condition_for(usage, grant)
+
+
+def normalized(node: Any) -> Any:
+    """A condition block with its value lists sorted: their order means nothing to IAM."""
+    if isinstance(node, dict):
+        return {key: normalized(value) for key, value in node.items()}
+    return sorted(node) if isinstance(node, list) else node
+
+
+def condition_for(usage: Usage, grant: Grant) -> dict[str, Any]:
+    """The attribute condition that admits exactly the ``grant``'s calls, as sent."""
+    calls = [s for s in usage.sent if s.grant == (grant.action, grant.resource)]
+    assert grant.action == "dynamodb:UpdateItem" and calls
+    attributes: set[str] = set()
+    returns: set[str] = set()
+    for sent in calls:
+        attributes |= set(sent.params["Key"]) | set(
+            sent.params["ExpressionAttributeNames"].values()
+        )
+        returns.add(sent.params.get("ReturnValues", "NONE"))
+    (returned,) = returns
+    return {
+        "ForAllValues:StringEquals": {"dynamodb:Attributes": sorted(attributes)},
+        "StringEquals": {"dynamodb:ReturnValues": returned},
+    }
+
+
+def eventually(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> Awaitable[None]:
+    async def wait() -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            await asyncio.sleep(0.05)
+
+    return wait()
+
+
+# -- producers ----------------------------------------------------------------------------
+
+
+async def test_producers_send_what_the_producer_policy_grants(
+    stack: Deployed, recorder: Recorder
+) -> None:
+    with recorder.role() as usage:
+        # resend_after=0: a duplicate always finds its record's message overdue.
+        store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint, resend_after=0.0)
+        try:
+            queue, blocking = JobQueue(store), SyncJobQueue(store)
+            order = {"to": "zoë@example.com", "lines": ["café", "naïve"]}
+            keyed = {"idempotency_key": "welcome-7f3a", "tenant": "acme"}
+            first = await queue.enqueue("mail.send", order, **keyed)
+            many = await queue.enqueue_many(
+                [EnqueueRequest("mail.send", {"n": n}, tenant=t) for n, t in
+                 [(1, "acme"), (2, "globex"), (3, None)]]
+                + [EnqueueRequest("mail.send", {"n": 4}, idempotency_key="digest-2031-w07")]
+            )  # fmt: skip
+            blocking.enqueue("report.build", {"month": "2031-02"}, delay=120.5, tenant="globex")
+            blocking.enqueue_many([EnqueueRequest("report.build", {"week": w}) for w in (6, 7)])
+            assert await queue.get(first.job.id) == first.job
+            assert blocking.get(many[0].job.id) == many[0].job
+            again = await queue.enqueue("mail.send", order, **keyed)
+        finally:
+            await store.aclose()
+    assert (again.duplicate, again.job.id) == (True, first.job.id)
+    (resent,) = usage.calls("UpdateItem")  # the duplicate re-sent the overdue message
+    assert resent.params["Key"] == {"pk": item_from_job(first.job, None)["pk"]}
+    assert_policy_is_what_was_sent(stack, "Producer", usage)
+
+
+# -- workers ------------------------------------------------------------------------------
+
+
+class Ledger:
+    """How each job ended, by name, as the worker's hooks tell it."""
+
+    def __init__(self) -> None:
+        self.finished: dict[str, str] = {}  # job name -> completed / dead
+        self.dead: set[str] = set()  # job ids
+
+    def handlers(self) -> dict[str, Callable[[JobContext], Any]]:
+        async def ok(ctx: JobContext) -> int:
+            return ctx.attempt
+
+        async def flaky(ctx: JobContext) -> str:
+            if ctx.attempt == 1:
+                raise RuntimeError("the mail server said 451, try again")
+            return "sent on the second try"
+
+        async def doomed(ctx: JobContext) -> None:
+            raise RuntimeError("card declined: expired")
+
+        async def long(ctx: JobContext) -> str:
+            assert await ctx.heartbeat()
+            return "kept its lease"
+
+        async def tick(ctx: JobContext) -> None:
+            return None
+
+        return {"ok": ok, "flaky": flaky, "doomed": doomed, "long": long, "tick": tick}
+
+    def on_complete(self, job: Job) -> None:
+        self.finished[job.name] = "completed"
+
+    def on_dead(self, job: Job, error: BaseException) -> None:
+        self.finished[job.name] = "dead"
+        self.dead.add(job.id)
+
+
+def worker_jobs() -> list[EnqueueRequest]:
+    return [
+        EnqueueRequest("ok", {"n": 1}, lease=LEASE),
+        EnqueueRequest("flaky", {"to": "zoë@example.com"}, lease=LEASE),
+        EnqueueRequest("doomed", {"card": "…4242"}, lease=LEASE, max_attempts=1),
+        EnqueueRequest("long", None, lease=LEASE, tenant="acme"),
+    ]
+
+
+def write_without_message(stack: Deployed) -> None:
+    """A record whose producer died before its send: the reconciler's to repair."""
+    written = datetime.fromtimestamp(time.time() - 5.0, UTC)
+    job = sample_job(uuid.uuid4().hex).model_copy(
+        update={"created_at": written, "updated_at": written, "run_at": written}
+    )
+    item = item_from_job(job, None)
+    boto3.client("dynamodb", endpoint_url=stack.endpoint).put_item(TableName=stack.table, Item=item)
+
+
+def minute_turning(seconds: float) -> Callable[[], float]:
+    """A clock whose next minute starts ``seconds`` from now, so a cron tick comes soon."""
+    offset = 60.0 - time.time() % 60.0 - seconds
+    return lambda: time.time() + offset
+
+
+async def test_workers_and_the_lambda_handlers_send_what_the_worker_policy_grants(
+    stack: Deployed, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint)
+    try:
+        producer = JobQueue(setup)
+        await producer.enqueue_many(
+            [EnqueueRequest("ok", {"via": "lambda"}, lease=LEASE),
+             EnqueueRequest("flaky", {"via": "lambda"}, lease=LEASE),
+             EnqueueRequest("doomed", {"via": "lambda"}, lease=LEASE, max_attempts=1)]
+        )  # fmt: skip
+        sqs = boto3.client("sqs", endpoint_url=stack.endpoint)
+        event = receive_event(sqs, stack.queue_url, 3)  # as Lambda's poller does
+        await producer.enqueue_many(worker_jobs())
+        write_without_message(stack)
+    finally:
+        await setup.aclose()
+    ledger = Ledger()
+    with recorder.role() as usage:
+        store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint, wait_time=1.0)
+        try:
+            worker = JobWorker(
+                JobQueue(store), ledger.handlers(), concurrency=4, on_complete=ledger.on_complete,
+                on_dead=ledger.on_dead, cron=[Cron("* * * * *", "tick")], clock=minute_turning(1.0),
+            )  # fmt: skip
+            worker.start()
+            names = {"ok": "completed", "flaky": "completed", "doomed": "dead",
+                     "long": "completed", "tick": "completed"}  # fmt: skip
+            await eventually(lambda: ledger.finished == names, "every job and a cron tick")
+            await worker.stop()
+            report = await store.reconcile(grace=0)  # the pass ``sqsjobs worker`` runs
+        finally:
+            await store.aclose()
+        # Lambda functions read the environment, and find the DLQ by the redrive policy.
+        for name, value in stack.env().items():
+            monkeypatch.setenv(name, value)
+        lambda_store = SqsJobStore.from_env()
+        try:
+            handler = make_lambda_handler(ledger.handlers(), store=lambda_store)
+            batch = await asyncio.to_thread(handler, event, Context())
+            reconcile = make_reconcile_handler(store=lambda_store, grace=0)
+            await asyncio.to_thread(reconcile, {}, None)
+        finally:
+            lambda_store.close()
+    assert report.resent >= 1 and report.dead == 0
+    assert len(batch["batchItemFailures"]) == 1  # flaky: named, hidden for its backoff
+    assert usage.calls("GetQueueUrl")
+    assert_policy_is_what_was_sent(stack, "Worker", usage)
+
+
+# -- readers ------------------------------------------------------------------------------
+
+
+async def test_readers_send_what_the_reader_policy_grants(
+    stack: Deployed, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint)
+    try:
+        written = SyncJobQueue(setup).enqueue_many(
+            [EnqueueRequest("invoice.send", {"invoice": n}, tenant=t) for n, t in
+             [(8, "acme"), (9, "globex"), (10, None)]]
+        )  # fmt: skip
+    finally:
+        setup.close()
+    with recorder.role() as usage:
+        store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint)
+        try:
+            reader = JobQueue(store)
+            assert await reader.get(written[1].job.id) == written[1].job
+            page = await reader.list(queue="default", status=JobStatus.QUEUED, tenant="acme")
+            assert [job.id for job in page.jobs] == [written[0].job.id]
+            (counted,) = await store.stats()
+        finally:
+            await store.aclose()
+        for name, value in stack.env().items():
+            monkeypatch.setenv(name, value)
+        with SqsJobStore.from_env() as dashboard:  # no DLQ URLs: found through GetQueueUrl
+            dashboard.sync.stats()
+    assert counted.counts[JobStatus.QUEUED] == 3
+    assert_policy_is_what_was_sent(stack, "Reader", usage)
+
+
+# -- operators ----------------------------------------------------------------------------
+
+
+def cli(stack: Deployed, *args: str, env: bool = False) -> Result:
+    """``sqsjobs ARGS`` as an operator runs it: with ``--stack``, or from the environment."""
+    if env:
+        return CliRunner().invoke(main, list(args), env={**stack.env(), "SQSJOBS_STACK": None})
+    where = ["--stack", stack.name, "--endpoint-url", stack.endpoint]
+    return CliRunner().invoke(main, [*args, *where], env={"SQSJOBS_STACK": None})
+
+
+async def operator_jobs(stack: Deployed) -> dict[str, str]:
+    """The ids of two dead jobs (with their DLQ copies), a completed and a waiting one."""
+    store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint, wait_time=1.0)
+    ledger = Ledger()
+    try:
+        queue = JobQueue(store)
+        made = await queue.enqueue_many(
+            [EnqueueRequest("doomed", {"order": n}, lease=LEASE, max_attempts=1) for n in (1, 2)]
+            + [EnqueueRequest("ok", {"order": 3}, lease=LEASE)]
+        )  # fmt: skip
+        worker = JobWorker(
+            queue, ledger.handlers(), concurrency=3, on_complete=ledger.on_complete,
+            on_dead=ledger.on_dead,
+        )  # fmt: skip
+        worker.start()
+        wanted = {"doomed": "dead", "ok": "completed"}
+        await eventually(lambda: ledger.finished == wanted, "the dead and completed jobs")
+        await eventually(lambda: len(ledger.dead) == 2, "both dead jobs")
+        await worker.stop()
+        waiting = await queue.enqueue("ok", {"order": 4}, delay=3600.25)
+    finally:
+        await store.aclose()
+    return {"dead": made[0].job.id, "redriven": made[1].job.id, "done": made[2].job.id,
+            "waiting": waiting.job.id}  # fmt: skip
+
+
+async def test_operators_send_what_the_operator_policy_grants(
+    stack: Deployed, recorder: Recorder
+) -> None:
+    ids = await operator_jobs(stack)
+    with recorder.role() as usage:
+        results = {
+            "cancel": cli(stack, "jobs", "cancel", ids["waiting"]),
+            "retry": cli(stack, "jobs", "retry", ids["dead"]),
+            "dlq list": cli(stack, "dlq", "list"),
+            "redrive": cli(stack, "dlq", "redrive"),
+            "reconcile": cli(stack, "reconcile", "--grace", "0"),
+            "stats": cli(stack, "stats"),
+            "stats from the environment": cli(stack, "stats", env=True),
+        }
+        refused = cli(stack, "jobs", "cancel", ids["done"])  # explained with a GetItem
+    assert {what: r.exit_code for what, r in results.items()} == dict.fromkeys(results, 0), {
+        what: r.output for what, r in results.items()
+    }
+    assert (refused.exit_code, "already completed" in refused.output) == (1, True)
+    assert results["redrive"].output.startswith("Redriven 1 job(s)"), results["redrive"].output
+    assert_policy_is_what_was_sent(stack, "Operator", usage)
+
+
+# -- the policies' form -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["sqsjobs", "sqsjobs-queue"])
+def test_no_policy_grants_a_wildcard_and_each_is_an_output(name: str) -> None:
+    template = load_template(name)
+    for role in ROLES:
+        policy = template["Resources"][f"{role}Policy"]
+        assert policy["Type"] == "AWS::IAM::ManagedPolicy"
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            assert statement["Effect"] == "Allow"
+            assert not {"NotAction", "NotResource"} & set(statement)
+            assert "*" not in json.dumps([statement["Action"], statement["Resource"]])
+        assert template["Outputs"][f"{role}PolicyArn"]["Value"] == {"Ref": f"{role}Policy"}
+
+
+def granted_actions(template: dict[str, Any], role: str) -> set[str]:
+    document = template["Resources"][f"{role}Policy"]["Properties"]["PolicyDocument"]
+    found: set[str] = set()
+    for statement in document["Statement"]:
+        listed = statement["Action"]
+        found |= {listed} if isinstance(listed, str) else set(listed)
+    return found
+
+
+def test_producers_cannot_delete_query_scan_or_batch_write_and_workers_cannot_describe() -> None:
+    template = load_template("sqsjobs")
+    refused = {f"dynamodb:{a}" for a in ("BatchWriteItem", "DeleteItem", "Query", "Scan")}
+    assert not refused & granted_actions(template, "Producer")
+    assert "dynamodb:DescribeTable" not in granted_actions(template, "Worker")
+    assert not {a for role in ROLES for a in granted_actions(template, role)} & {
+        "dynamodb:DeleteItem", "dynamodb:Scan", "dynamodb:BatchWriteItem",
+        "dynamodb:DescribeTable", "sqs:PurgeQueue", "sqs:DeleteQueue",
+    }  # fmt: skip
+
+
+def test_batch_calls_count_as_their_single_message_action() -> None:
+    assert [iam_action("sqs", a) for a in ("SendMessageBatch", "DeleteMessageBatch")] == [
+        "sqs:SendMessage", "sqs:DeleteMessage",
+    ]  # fmt: skip
+    assert iam_action("sqs", "ChangeMessageVisibilityBatch") == "sqs:ChangeMessageVisibility"
