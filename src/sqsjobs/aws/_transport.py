@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -32,6 +33,7 @@ from botocore.exceptions import ClientError, HTTPClientError  # type: ignore[imp
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 T = TypeVar("T")
+MAX_PARALLEL = 10  # threads the blocking driver uses for one Parallel step
 
 Service = Literal["dynamodb", "sqs", "cloudformation"]
 Reply = dict[str, Any]
@@ -119,12 +121,17 @@ def public_error(error: AwsError) -> Exception:
 
 
 def drive(flow: Flow[T], send: Callable[[Call], Reply]) -> T:
-    """Run ``flow`` to its result with a blocking ``send``."""
+    """Run ``flow`` to its result with a blocking ``send``; ``Parallel`` calls overlap.
+
+    They overlap in threads (boto3 clients are thread-safe; ``BotoTransport`` makes them
+    under a lock), so ``SyncJobQueue.enqueue_many``'s ten conditional puts per group take
+    about one round trip, as they do on the async face.
+    """
     try:
         step = next(flow)
         while True:
             if isinstance(step, Parallel):
-                step = flow.send([_attempt(send, call) for call in step.calls])
+                step = flow.send(_in_threads(send, step.calls))
                 continue
             try:
                 reply = send(step)
@@ -155,6 +162,13 @@ async def adrive(flow: Flow[T], send: Callable[[Call], Awaitable[Reply]]) -> T:
     except StopIteration as done:
         result: T = done.value
         return result
+
+
+def _in_threads(send: Callable[[Call], Reply], calls: tuple[Call, ...]) -> list[Reply | AwsError]:
+    if len(calls) < 2:
+        return [_attempt(send, call) for call in calls]
+    with ThreadPoolExecutor(max_workers=min(len(calls), MAX_PARALLEL)) as pool:
+        return list(pool.map(lambda call: _attempt(send, call), calls))
 
 
 def _attempt(send: Callable[[Call], Reply], call: Call) -> Reply | AwsError:
