@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import boto3
 import pytest
 
 from sqsjobs.cli import _infra
@@ -103,3 +104,19 @@ def test_deploy_prints_names_reasons_and_outputs_literally(monkeypatch: pytest.M
     assert result.stdout.count(name) == 2  # the title wraps at the table's width
     assert "https://sqs.invalid/[bold]q[/bold]" in result.stdout
     assert "\x1b" not in result.stdout
+
+
+def test_deploy_tags_the_stack(env: Env, aws_endpoint: str) -> None:
+    stack = unique_prefix()
+    result = invoke(
+        env, "infra", "deploy", "--stack", stack, "--tag", "team=payments", "--tag", "env=prod"
+    )
+    assert result.exit_code == 0, result.output
+    client = boto3.client("cloudformation", endpoint_url=aws_endpoint)
+    try:
+        [described] = client.describe_stacks(StackName=stack)["Stacks"]
+    finally:
+        client.close()
+    assert {t["Key"]: t["Value"] for t in described["Tags"]} == {"team": "payments", "env": "prod"}
+    bad = invoke(env, "infra", "deploy", "--stack", stack, "--tag", "no-equals-sign")
+    assert bad.exit_code == 2 and "expected KEY=VALUE" in bad.stderr

@@ -74,13 +74,29 @@ def parse_parameters(
     help="A template parameter, e.g. QueueName=emails; repeat for more. "
     "On update, parameters not given keep their current values.",
 )
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=parse_parameters,
+    help="A stack tag, which CloudFormation copies to every resource that takes tags; "
+    "repeat for more. On update, tags are added to the stack's current ones.",
+)
 @aws_options
-def deploy(stack: str, template_name: str, parameters: dict[str, str], aws: AwsConfig) -> None:
+def deploy(
+    stack: str,
+    template_name: str,
+    parameters: dict[str, str],
+    tags: dict[str, str],
+    aws: AwsConfig,
+) -> None:
     """Create or update a stack, show its progress, and print its outputs."""
     console = Console(highlight=False)
     outputs = deploy_with_progress(
-        console, stack, template=template_name, parameters=parameters, **aws.arguments()
-    )
+        console, stack, template=template_name, parameters=parameters, tags=tags,
+        **aws.arguments(),
+    )  # fmt: skip
     console.print(mapping_table(f"Outputs of stack {stack}", "output", "value", outputs))
 
 
