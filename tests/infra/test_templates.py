@@ -411,11 +411,26 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert set(outputs) == {
         "TableName", "QueueUrls", "DeadLetterQueueUrls", "QueueArn", "DeadLetterQueueArn",
         "ProducerPolicyArn", "WorkerPolicyArn", "ReaderPolicyArn", "OperatorPolicyArn",
-        "EventSourceMappingId",
+        "KeyUsePolicyArn", "EventSourceMappingId",
     }  # fmt: skip
     assert outputs["QueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${JobQueue}"}
     assert outputs["DeadLetterQueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${DeadLetterQueue}"}
     assert outputs["EventSourceMappingId"]["Condition"] == "HasLambdaWorker"
+    assert outputs["KeyUsePolicyArn"]["Condition"] == "HasKmsKey"
+
+
+@BOTH
+def test_a_customer_managed_key_comes_with_a_policy_to_use_it(template: dict[str, Any]) -> None:
+    """SQS and DynamoDB use the key on the caller's behalf: each role needs it too."""
+    policy = template["Resources"]["KeyUsePolicy"]
+    assert policy["Condition"] == "HasKmsKey"
+    [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Resource"] == {"Ref": "KmsKeyArn"}
+    assert set(statement["Action"]) == {
+        "kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey",
+    }  # fmt: skip
+    services = statement["Condition"]["StringEquals"]["kms:ViaService"]
+    assert [s["Fn::Sub"].split(".")[0] for s in services] == ["sqs", "dynamodb"]
 
 
 @BOTH
