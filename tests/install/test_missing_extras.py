@@ -19,7 +19,7 @@ def test_the_producer_and_lambda_paths_import_without_the_extras() -> None:
         "import sqsjobs\n"
         "from sqsjobs import JobQueue, JobRegistry, MemoryJobStore, SyncJobQueue\n"
         "from sqsjobs.aws import SqsJobStore\n"
-        "from sqsjobs.aws.lambda_ import make_lambda_handler\n"
+        "from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler\n"
         "print('imported')",
     )
     assert (completed.returncode, completed.stdout, completed.stderr) == (0, "imported\n", "")
