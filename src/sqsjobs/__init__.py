@@ -7,7 +7,9 @@ in SQS and DynamoDB. This package root imports neither the AWS store nor the CLI
 
 Values and errors load with the package; the rest loads on first use (PEP 562), so a
 Lambda function importing ``sqsjobs.aws.lambda_`` pays for neither the worker loop, the
-cron parser nor the memory store.
+cron parser nor the memory store. The base install (``pip install sqsjobs``) serves
+producers and Lambda; ``JobWorker`` and ``Cron`` need the ``worker`` extra's cron parser,
+and without it importing them raises an ``ImportError`` that says what to install.
 """
 
 from __future__ import annotations
@@ -53,11 +55,26 @@ _LAZY = {
 }
 
 
+# Packages of the ``worker`` extra that a lazily loaded name imports (the cron parser,
+# which ``JobWorker`` loads for its ``cron=``); the base install has none of them.
+_WORKER_EXTRA = frozenset({"croniter"})
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sqsjobs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    try:
+        loaded = importlib.import_module(module, __name__)
+    except ModuleNotFoundError as missing:
+        if (missing.name or "").partition(".")[0] not in _WORKER_EXTRA:
+            raise
+        raise ImportError(
+            f"sqsjobs.{name} needs the worker extra ({missing.name} is not installed): "
+            "pip install 'sqsjobs[worker]'",
+            name=missing.name,
+        ) from missing
+    value = getattr(loaded, name)
     globals()[name] = value
     return value
 

@@ -175,12 +175,26 @@ class SqsJobStore:
     # -- drivers -------------------------------------------------------------------------
 
     async def _send(self, call: Call) -> Reply:
-        if self._threaded:
-            return await asyncio.to_thread(self._boto, call)
-        if self._aio is None:
-            from ._aio import AioTransport
+        """The async face's transport: aioboto3 where installed, else boto3 in threads.
 
-            self._aio = AioTransport(self._endpoint)
+        aioboto3 comes with the ``worker`` extra. The base install (producers, Lambda) has
+        only boto3, so there the async face, like Lambda mode, runs each call in a thread
+        (``asyncio.to_thread``): ``JobQueue`` over this store works in either install, at
+        the cost of a thread per call in flight. Only a missing aioboto3 stack switches;
+        any other import failure is raised.
+        """
+        if self._aio is None and not self._threaded:
+            try:
+                from ._aio import AioTransport
+            except ModuleNotFoundError as missing:
+                aio_stack = {"aioboto3", "aiobotocore", "aiohttp"}
+                if (missing.name or "").partition(".")[0] not in aio_stack:
+                    raise
+                self._threaded = True
+            else:
+                self._aio = AioTransport(self._endpoint)
+        if self._threaded or self._aio is None:
+            return await asyncio.to_thread(self._boto, call)
         return await self._aio(call)
 
     async def _run(self, flow: Flow[T]) -> T:

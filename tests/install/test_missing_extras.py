@@ -1,0 +1,77 @@
+"""Without the worker extra: the producer and Lambda paths import, the rest says what to install.
+
+Each script runs in this environment with the extra's packages made unimportable, the way
+a base install lacks them (``test_wheel.py`` checks a real base install).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import EXTRA_HINT, LOCAL_PACKAGES, WORKER_PACKAGES, run_without
+
+COMMAND_LINE = f"sqsjobs: the command line needs the worker extra: {EXTRA_HINT}\n"
+
+
+def test_the_producer_and_lambda_paths_import_without_the_extras() -> None:
+    completed = run_without(
+        WORKER_PACKAGES + LOCAL_PACKAGES,
+        "import sqsjobs\n"
+        "from sqsjobs import JobQueue, JobRegistry, MemoryJobStore, SyncJobQueue\n"
+        "from sqsjobs.aws import SqsJobStore\n"
+        "from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler\n"
+        "print('imported')",
+    )
+    assert (completed.returncode, completed.stdout, completed.stderr) == (0, "imported\n", "")
+
+
+@pytest.mark.parametrize("name", ["Cron", "JobWorker", "WorkerState"])
+def test_a_worker_name_without_croniter_names_the_extra(name: str) -> None:
+    completed = run_without(
+        ("croniter",),
+        f"try:\n    from sqsjobs import {name}\n"
+        "except ImportError as error:\n    print(type(error).__name__, error.name, error)\n",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == (
+        f"ImportError croniter sqsjobs.{name} needs the worker extra "
+        f"(croniter is not installed): {EXTRA_HINT}\n"
+    )
+
+
+def test_a_missing_module_of_sqsjobs_itself_is_not_blamed_on_the_extra() -> None:
+    completed = run_without(("sqsjobs._cron",), "from sqsjobs import Cron")
+    assert completed.returncode == 1
+    assert completed.stderr.splitlines()[-1] == (
+        "ModuleNotFoundError: import of sqsjobs._cron halted; None in sys.modules"
+    )
+
+
+@pytest.mark.parametrize("package", ["click", "rich", "croniter"])
+def test_the_command_without_its_extra_prints_one_line_and_exits_2(package: str) -> None:
+    completed = run_without(
+        (package,),
+        "sys.argv = ['sqsjobs', 'worker', '--help']\n"
+        "from sqsjobs._command import main\nraise SystemExit(main())",
+    )
+    assert (completed.returncode, completed.stdout, completed.stderr) == (2, "", COMMAND_LINE)
+
+
+def test_the_command_with_its_extra_runs_the_command_line() -> None:
+    completed = run_without(
+        (),
+        "sys.argv = ['sqsjobs', 'worker', '--help']\n"
+        "from sqsjobs._command import main\nraise SystemExit(main())",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.startswith("Usage: sqsjobs worker ")
+
+
+def test_the_command_does_not_hide_a_missing_module_of_its_own() -> None:
+    completed = run_without(
+        ("sqsjobs.cli._demo",), "from sqsjobs._command import main\nraise SystemExit(main())"
+    )
+    assert completed.returncode == 1
+    assert completed.stderr.splitlines()[-1] == (
+        "ModuleNotFoundError: import of sqsjobs.cli._demo halted; None in sys.modules"
+    )
