@@ -1,7 +1,8 @@
 """SqsJobStore: the job store on SQS (delivery) and DynamoDB (the record of truth).
 
 Every method is "which flow, which driver": the async face drives flows on aioboto3
-(imported on first use), the ``sync`` face on boto3. What the store adds is the state a
+(imported on first use; boto3 in threads where the worker extra is not installed), the
+``sync`` face on boto3. What the store adds is the state a
 worker's claims need between calls: which message delivered each claim (``DeliveryMap``),
 deletes waiting to be batched (``DeleteBuffer``), and each queue's SQS facts, learned once.
 
