@@ -19,7 +19,7 @@ from sqsjobs.aws import (
 )
 from sqsjobs.aws._items import SHARDS
 from sqsjobs.aws._layout import Layout
-from sqsjobs.aws._transport import drive
+from sqsjobs.aws._transport import AwsError, drive
 
 from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, prepared, refused, stored
 
@@ -69,6 +69,13 @@ def test_retry_revives_the_record_then_sends_its_message() -> None:
     assert update["ExpressionAttributeValues"][":new_status"] == {"S": "queued"}
     assert update["ExpressionAttributeValues"][":gsi_pk"]["S"].startswith("queued#")
     assert aws.calls[1].params["QueueUrl"] == URL
+
+
+def test_a_retry_whose_dead_letter_sweep_fails_still_reports_the_job_revived() -> None:
+    unavailable = AwsError("ServiceUnavailable", "try again", "receive_message", Exception())
+    aws = FakeAws(update_item=[{"Attributes": QUEUED}], receive_message=[unavailable])
+    assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
+    assert aws.operations == ["update_item", "send_message", "receive_message"]
 
 
 def test_retry_deletes_the_job_s_copies_and_hands_the_rest_back() -> None:

@@ -61,7 +61,8 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
         return False
     job = stored_from_item(reply["Attributes"]).job
     yield _sqs.send(layout.url(job.queue), _sqs.body(job.id, job.queue))
-    yield from drop_dead_letter_copies(layout, job.queue, job.id)
+    with contextlib.suppress(AwsError):  # the job runs again either way; a redrive tidies up
+        yield from drop_dead_letter_copies(layout, job.queue, job.id)
     return True
 
 
