@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -152,7 +153,15 @@ def _service_action(environ: dict[str, Any]) -> tuple[str, str]:
         return "sqs", action
     auth = str(environ.get("HTTP_AUTHORIZATION", ""))
     service = auth.split("Credential=")[-1].split("/")[3] if "Credential=" in auth else "?"
-    return service, action or str(environ.get("QUERY_STRING", "")) or "?"
+    return service, action or _query_action(environ) or "?"
+
+
+def _query_action(environ: dict[str, Any]) -> str:
+    """The ``Action`` of a query-protocol request (CloudFormation, IAM): in its form body."""
+    if "x-www-form-urlencoded" not in str(environ.get("CONTENT_TYPE", "")):
+        return str(environ.get("QUERY_STRING", ""))
+    form = urllib.parse.parse_qs(_body(environ).decode("utf-8", "replace"))
+    return form.get("Action", [""])[0]
 
 
 def _body(environ: dict[str, Any]) -> bytes:

@@ -15,6 +15,8 @@ from sqsjobs import EnqueueRequest, JobConfigError, JobQueue, JobStatus, SyncJob
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import RequestCounter, local_aws
 
+from .emulator import ENVIRONMENT
+
 
 def test_create_is_idempotent(aws_endpoint: str, prefix: str) -> None:
     queues = ["a", "b:c"]
@@ -150,7 +152,11 @@ async def test_close_after_async_use_asks_for_aclose(aws_endpoint: str, prefix: 
     await store.aclose()
 
 
-def test_local_aws_serves_its_own_emulator_and_counts_requests() -> None:
+def test_local_aws_serves_its_own_emulator_and_counts_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in ENVIRONMENT.items():  # dummy credentials, even when run alone
+        monkeypatch.setenv(name, value)
     counter = RequestCounter()
     with local_aws(counter=counter) as endpoint:
         assert endpoint.startswith("http://127.0.0.1:")
@@ -164,9 +170,13 @@ def test_local_aws_serves_its_own_emulator_and_counts_requests() -> None:
         client.batch_write_item(RequestItems={"t": items})
         client.get_item(TableName="t", Key={"pk": {"S": "1"}})
         client.close()
+        stacks = boto3.client("cloudformation", endpoint_url=endpoint)
+        assert stacks.list_stacks()["StackSummaries"] == []
+        stacks.close()
     counts = counter.counts()
     assert (counts.dynamodb_writes, counts.dynamodb_reads) == (3, 1)
     assert counts.requests[("dynamodb", "CreateTable")] == 1
+    assert counts.requests[("cloudformation", "ListStacks")] == 1  # query protocol: in the body
 
 
 def test_the_endpoint_follows_the_standard_environment(
