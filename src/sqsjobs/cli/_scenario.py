@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import EnqueueRequest, EnqueueResult, Job, JobQueue, JobStatus, JobWorker
+from .. import EnqueueRequest, EnqueueResult, Job, JobError, JobQueue, JobStatus, JobWorker
 from .._lifecycle import TERMINAL
 from ._shop import registry
 
 
-class ScenarioTimeout(Exception):
-    """The jobs did not all reach a terminal status in time."""
+class ScenarioTimeout(JobError):
+    """The jobs did not all reach a terminal status in time; the message says how many."""
 
 
 @dataclass(frozen=True)
