@@ -48,7 +48,7 @@ from ._lifecycle import (
 from ._log import LOGGER_NAME, Event, log_event
 from ._memory_record import Record
 from ._models import EnqueueResult, Job, JobFilter, JobPage, JobStatus
-from ._validation import dump_json, page_limit, plain_json
+from ._validation import dump_json, integer, page_limit, plain_json, seconds
 
 _logger = logging.getLogger(LOGGER_NAME)
 
@@ -385,12 +385,12 @@ class MemoryJobStore:
         dead_retention: float = 604_800,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-            raise ValueError(f"capacity must be an int >= 1, got {capacity!r}")
-        for what, value in (("retention", retention), ("dead_retention", dead_retention)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-                raise ValueError(f"{what} must be a number of seconds >= 0, got {value!r}")
-        self._core = _Core(capacity, float(retention), float(dead_retention), clock)
+        self._core = _Core(
+            integer(capacity, "capacity", minimum=1, code=None),
+            seconds(retention, "retention", code=None),
+            seconds(dead_retention, "dead_retention", code=None),
+            clock,
+        )
         self.sync = MemorySyncView(self._core)
 
     async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:

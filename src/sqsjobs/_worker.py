@@ -31,10 +31,12 @@ from ._log import Event, default_logger, log_event
 from ._models import Job
 from ._queue import JobQueue
 from ._run import Hook, Hooks, JobRun, RunSettings
-from ._validation import check_queue_name
+from ._validation import POSITIVE, check_queue_name, integer, seconds
 
 LONG_POLL = 20.0  # seconds a claim may wait for work; stores cap it at what they support
 CLAIM_RETRY = Backoff(base=0.5, max=30.0)
+MAX_CONCURRENCY = 1000
+WARN_CONCURRENCY = 32  # above this, a worker's load on downstream systems deserves a look
 
 
 @dataclass(frozen=True)
@@ -64,18 +66,12 @@ class JobWorker:
         clock: Callable[[], float] | None = None,
     ) -> None:
         registry = JobRegistry.from_handlers(handlers)
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int):
-            raise ValueError(f"concurrency must be an int 1..1000, got {concurrency!r}")
-        if not 1 <= concurrency <= 1000:
-            raise ValueError(f"concurrency must be 1..1000, got {concurrency}")
-        if not (isinstance(poll_interval, int | float) and poll_interval > 0):
-            raise ValueError(
-                f"poll_interval must be a number of seconds > 0, got {poll_interval!r}"
-            )
+        self._concurrency = integer(
+            concurrency, "concurrency", minimum=1, maximum=MAX_CONCURRENCY, code=None
+        )
+        self._poll_interval = seconds(poll_interval, "poll_interval", POSITIVE, code=None)
         self._queue = queue
         self._queues = tuple(check_queue_name(q) for q in (queues or [queue.default_queue]))
-        self._concurrency = concurrency
-        self._poll_interval = float(poll_interval)
         self._cron = tuple(cron)
         self._clock = clock or queue.clock
         self._logger = default_logger(logger)
@@ -99,12 +95,14 @@ class JobWorker:
         self._tasks: list[asyncio.Task[None]] = []
         self._polls: dict[str, asyncio.Future[int]] = {}
         self._stopped = asyncio.Event()
-        if concurrency > 32:
-            self._logger.warning(
-                "Worker concurrency %d is unusually high; bound it to what downstream systems "
-                "can take",
-                concurrency,
-                extra={"event": "jobs.worker.high_concurrency", "worker_id": self.worker_id},
+        if self._concurrency > WARN_CONCURRENCY:
+            log_event(
+                self._logger,
+                logging.WARNING,
+                Event.HIGH_CONCURRENCY,
+                f"Worker concurrency {self._concurrency} is unusually high; bound it to what "
+                "downstream systems can take",
+                worker_id=self.worker_id,
             )
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
@@ -150,8 +148,7 @@ class JobWorker:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Claim nothing more, let running jobs finish for ``grace`` seconds, release the rest."""
-        if not (isinstance(grace, int | float) and grace >= 0):
-            raise ValueError(f"grace must be a number of seconds >= 0, got {grace!r}")
+        grace = seconds(grace, "grace", code=None)
         if self._stopping:
             await self._stopped.wait()
             return

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import Job, JobStatus
-from .._log import LOGGER_NAME, Event
+from .._log import EVENT_PREFIX, LOGGER_NAME, Event
 from .._text import escape_controls
 from ._render import LiteralTable, cell, counts_text, json_text, short_id, status_text, table
 from ._scenario import Enqueued, Progress
@@ -131,7 +131,7 @@ class EventLog(logging.Handler):
         event = str(getattr(record, "event", ""))
         if self.events is not None and event not in self.events:
             return
-        label = event.removeprefix("jobs.") or record.levelname.lower()
+        label = event.removeprefix(EVENT_PREFIX) or record.levelname.lower()
         line = Text(f"{label:<9} ", style=EVENT_STYLE.get(event, "dim"))
         job_id = getattr(record, "job_id", None)
         if job_id is not None:
