@@ -149,7 +149,7 @@ class JobRun:
             for timer in timers:
                 timer.cancel()
             self._handler_task.cancel()
-        return await self._settle(self._handler_task)
+        return await self._conclude(self._handler_task)
 
     async def _call(self, spec: HandlerSpec, ctx: JobContext) -> Any:
         arguments = spec.arguments(ctx)
@@ -161,7 +161,8 @@ class JobRun:
         self.thread = executor.submit(functools.partial(spec.function, *arguments))
         return await asyncio.wrap_future(self.thread)
 
-    async def _settle(self, task: asyncio.Future[Any]) -> Outcome:
+    async def _conclude(self, task: asyncio.Future[Any]) -> Outcome:
+        """Record what the handler's ending calls for; an interruption's reason comes first."""
         if self.reason == "lease_lost":
             return self._lost("its lease was lost")
         if self.reason in ("stop", "cutoff"):

@@ -116,7 +116,7 @@ def job_ids(enqueued: Sequence[Enqueued]) -> list[str]:
     return list(dict.fromkeys(item.result.job.id for item in enqueued))
 
 
-async def run_until_settled(
+async def run_until_finished(
     queue: JobQueue,
     ids: Sequence[str],
     *,
@@ -127,10 +127,10 @@ async def run_until_settled(
 ) -> list[Job]:
     """Run a worker until every job is completed, dead or cancelled; the final records."""
     async with JobWorker(queue, registry, concurrency=concurrency, poll_interval=interval):
-        return await _settle(queue, ids, timeout, interval, on_progress)
+        return await _poll_until_finished(queue, ids, timeout, interval, on_progress)
 
 
-async def _settle(
+async def _poll_until_finished(
     queue: JobQueue,
     ids: Sequence[str],
     timeout: float,
