@@ -85,9 +85,12 @@ async def _run(console: Console, queue: JobQueue, options: RunOptions) -> None:
             console.print(f"\nRunning a worker with concurrency {options.concurrency}:")
             with view.live_progress(console, len(ids)) as on_progress:
                 jobs = await run_until_finished(
-                    queue, ids, concurrency=options.concurrency, timeout=options.timeout,
+                    queue,
+                    ids,
+                    concurrency=options.concurrency,
+                    timeout=options.timeout,
                     on_progress=on_progress,
-                )  # fmt: skip
+                )
     finally:
         await _close(queue)
     console.print()

@@ -52,9 +52,12 @@ def status_table(jobs: Sequence[Job]) -> Table:
     made = table("Jobs", "id", "name", "status", "attempts", "last_error", flexible="last_error")
     for job in jobs:
         made.add_row(
-            short_id(job.id), job.name, status_text(job.status),
-            f"{job.attempts}/{job.max_attempts}", cell(job.last_error or ""),
-        )  # fmt: skip
+            short_id(job.id),
+            job.name,
+            status_text(job.status),
+            f"{job.attempts}/{job.max_attempts}",
+            cell(job.last_error or ""),
+        )
     return made
 
 

@@ -146,9 +146,10 @@ async def _poll_until_finished(
             return jobs
         if time.monotonic() >= deadline:
             pending = ", ".join(
-                f"{count} {status}" for status, count in sorted(progress.counts.items())
+                f"{count} {status}"
+                for status, count in sorted(progress.counts.items())
                 if status not in TERMINAL
-            )  # fmt: skip
+            )
             raise ScenarioTimeout(
                 f"The demo's jobs did not finish within {timeout:g}s ({pending} left); "
                 "raise --timeout or run with --debug to see every job event"
