@@ -21,6 +21,7 @@ from ._backoff import Backoff, compute_backoff
 from ._errors import (
     JobBatchError,
     JobConfigError,
+    JobError,
     JobFatalError,
     JobIdempotencyConflictError,
     JobTimeoutError,
@@ -93,6 +94,7 @@ __all__ = [
     "JobBatchError",
     "JobConfigError",
     "JobContext",
+    "JobError",
     "JobFatalError",
     "JobFilter",
     "JobIdempotencyConflictError",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import builtins
-import math
 import random as _random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from ._validation import Span, seconds
 
 
 @dataclass(frozen=True)
@@ -21,12 +22,8 @@ class Backoff:
     random: Callable[[], float] = field(default=_random.random, compare=False)
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.base) and self.base >= 0):
-            raise ValueError(f"Backoff base must be a finite number >= 0, got {self.base!r}")
-        if not (math.isfinite(self.max) and self.max >= self.base):
-            raise ValueError(
-                f"Backoff max must be finite and >= base ({self.base}), got {self.max!r}"
-            )
+        seconds(self.base, "Backoff base", code=None)
+        seconds(self.max, "Backoff max", Span(minimum=self.base, why="the base"), code=None)
 
     def delay(self, attempt: int) -> float:
         return compute_backoff(attempt, self.base, self.max, self.random)

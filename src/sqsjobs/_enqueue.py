@@ -30,11 +30,11 @@ from ._validation import (
     check_tenant,
     checked_json,
     due_time,
+    duration,
     integer,
     page_limit,
     priority,
     seconds,
-    shown,
 )
 
 ENQUEUE_OPTIONS: frozenset[str] = frozenset(
@@ -73,34 +73,30 @@ class QueueConfig:
                 "A job store is required: MemoryJobStore() for tests and single processes, "
                 "SqsJobStore for production.",
             )
-        limit = getattr(store, "max_payload_bytes", None)
-        _positive_int(payload_max_bytes, "payload_max_bytes", ceiling=limit)
-        _positive_int(default_max_attempts, "default_max_attempts")
-        _seconds_option(default_timeout, "default_timeout", TIMEOUT)
-        _seconds_option(default_lease, "default_lease", LEASE)
+        cap = _payload_cap(payload_max_bytes, store)
+        max_attempts = integer(default_max_attempts, "default_max_attempts", minimum=1, code=None)
+        timeout = seconds(default_timeout, "default_timeout", TIMEOUT, code=None)
+        lease = seconds(default_lease, "default_lease", LEASE, code=None)
         if not isinstance(backoff, Backoff):
             raise ValueError(f"backoff must be a Backoff, got {type(backoff).__name__}")
         return cls(
             default_queue=check_queue_name(default_queue),
-            payload_max_bytes=payload_max_bytes,
-            default_max_attempts=default_max_attempts,
-            default_timeout=float(default_timeout),
-            default_lease=float(default_lease),
+            payload_max_bytes=cap,
+            default_max_attempts=max_attempts,
+            default_timeout=timeout,
+            default_lease=lease,
             backoff=backoff,
             clock=clock,
         )
 
 
-def _positive_int(value: object, what: str, ceiling: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{what} must be an int >= 1, got {value!r}")
-    if ceiling is not None and value > ceiling:
-        raise ValueError(f"{what} must be <= {ceiling} for this store, got {value}")
-
-
-def _seconds_option(value: object, what: str, span: Span) -> None:
-    if not span.allows(value):
-        raise ValueError(f"{what} must be {span}, got {shown(value)}")
+def _payload_cap(value: object, store: object) -> int:
+    """``payload_max_bytes``, within what ``store`` can hold if it says (``max_payload_bytes``)."""
+    cap = integer(value, "payload_max_bytes", minimum=1, code=None)
+    limit = getattr(store, "max_payload_bytes", None)
+    if limit is not None and cap > limit:
+        raise ValueError(f"payload_max_bytes must be <= {limit} for this store, got {cap}")
+    return cap
 
 
 @dataclass(frozen=True)
@@ -154,15 +150,17 @@ def _run_at(request: EnqueueRequest, now: float) -> float:
         return due_time(request.run_at, now)
     if request.delay is None:
         return now
-    return now + seconds(request.delay, "delay", DELAY)
+    return now + duration(request.delay, "delay", DELAY, code="invalid_option")
 
 
 def _option_int(value: int | None, default: int) -> int:
-    return default if value is None else integer(value, "max_attempts", minimum=1)
+    if value is None:
+        return default
+    return integer(value, "max_attempts", minimum=1, code="invalid_option")
 
 
 def _option_seconds(value: Any, default: float, what: str, span: Span) -> float:
-    return default if value is None else seconds(value, what, span)
+    return default if value is None else duration(value, what, span, code="invalid_option")
 
 
 def prepare_many(

@@ -1,15 +1,18 @@
 """The errors sqsjobs raises to its callers, all in one place.
 
     Exception
-     ├── ValueError
-     │    └── JobConfigError           bad input or configuration; nothing was written
-     ├── JobIdempotencyConflictError   a key was reused with a different name, tenant or payload
-     ├── JobFatalError                 raised by a handler: dead-letter now, never retry
-     ├── JobTimeoutError               recorded when an attempt overruns its timeout
-     └── JobBatchError                 enqueue_many stopped part-way; `results` were written
+     └── JobError                          the root: ``except JobError`` catches every one
+          ├── JobConfigError (ValueError)  bad input or configuration; nothing was written
+          ├── JobIdempotencyConflictError  a key was reused with a different name, tenant or payload
+          ├── JobFatalError                raised by a handler: dead-letter now, never retry
+          ├── JobTimeoutError              recorded when an attempt overruns its timeout
+          └── JobBatchError                enqueue_many stopped part-way; `results` were written
 
-Every error carries a machine-readable ``code`` and the fields a caller needs to act
-on it, and its message says what was wrong and what is allowed.
+``JobError`` itself is never raised (instantiating it is a ``TypeError``, as h11 does
+with its ``ProtocolError``): an error a caller can catch names what went wrong.
+Every error but ``JobBatchError`` (whose cause says why) carries a machine-readable
+``code``; each carries the fields a caller needs to act on it, and its message says
+what was wrong and what is allowed.
 """
 
 from __future__ import annotations
@@ -34,7 +37,16 @@ ConfigErrorCode = Literal[
 MAX_ERROR_CHARS = 2000
 
 
-class JobConfigError(ValueError):
+class JobError(Exception):
+    """The root of every error sqsjobs raises to its callers; only its subclasses are raised."""
+
+    def __init__(self, *args: object) -> None:
+        if type(self) is JobError:
+            raise TypeError("JobError is abstract: raise one of its subclasses")
+        super().__init__(*args)
+
+
+class JobConfigError(JobError, ValueError):
     """Input or configuration that sqsjobs refuses, raised before anything is written."""
 
     code: ConfigErrorCode
@@ -44,7 +56,7 @@ class JobConfigError(ValueError):
         self.code = code
 
 
-class JobIdempotencyConflictError(Exception):
+class JobIdempotencyConflictError(JobError):
     """The idempotency key is bound to another job whose name, tenant or payload differ.
 
     A key is bound to the first request's fingerprint for as long as that job's record
@@ -63,13 +75,13 @@ class JobIdempotencyConflictError(Exception):
         self.existing_job_id = existing_job_id
 
 
-class JobFatalError(Exception):
+class JobFatalError(JobError):
     """Raise in a handler when no retry can succeed: the job is dead-lettered at once."""
 
     code: Literal["fatal"] = "fatal"
 
 
-class JobTimeoutError(Exception):
+class JobTimeoutError(JobError):
     """An attempt ran longer than the job's ``timeout``; recorded as a retryable failure."""
 
     code: Literal["timeout"] = "timeout"
@@ -79,7 +91,7 @@ class JobTimeoutError(Exception):
         self.timeout = timeout
 
 
-class JobBatchError(Exception):
+class JobBatchError(JobError):
     """``enqueue_many`` failed part-way; ``results`` holds the requests written before it.
 
     Raised ``from`` the store's error, so the cause says why the rest was not written.

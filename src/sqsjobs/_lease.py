@@ -89,10 +89,11 @@ class Lease:
             return await self.beat()
         except Exception as error:  # a failing store call: the next beat may still succeed
             self.log(
-                logging.WARNING, Event.HEARTBEAT_FAILED,
+                logging.WARNING,
+                Event.HEARTBEAT_FAILED,
                 f"Heartbeat for job {self.job.id} failed: {describe_error(error)}",
                 error=describe_error(error),
-            )  # fmt: skip
+            )
             return True
 
     async def beat(self) -> bool:
@@ -137,11 +138,12 @@ class Lease:
     async def _pause(self, what: str, error: Exception, delay: float) -> None:
         """Wait before the next try; a refused heartbeat ends the wait at once."""
         self.log(
-            logging.WARNING, Event.RUN_FAILED,
+            logging.WARNING,
+            Event.RUN_FAILED,
             f"Recording the {what} of job {self.job.name!r} ({self.job.id}) failed: "
             f"{describe_error(error)}; trying again in {delay:.2f}s",
             error=describe_error(error),
-        )  # fmt: skip
+        )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.lost.wait(), delay)
 
@@ -150,11 +152,12 @@ class Lease:
         past_deadline = self.deadline is not None and time.monotonic() >= self.deadline
         within = "before the invocation deadline" if past_deadline else "within its lease"
         self.log(
-            logging.ERROR, Event.RUN_FAILED,
+            logging.ERROR,
+            Event.RUN_FAILED,
             f"Could not record the {what} of job {job.name!r} ({job.id}) {within}: "
             f"{describe_error(error)}; {after_lease(job)}",
             error=describe_error(error),
-        )  # fmt: skip
+        )
 
 
 def after_lease(job: Job) -> str:

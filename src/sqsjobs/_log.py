@@ -17,6 +17,7 @@ from ._models import Job
 from ._text import safe_line
 
 LOGGER_NAME = "sqsjobs"
+EVENT_PREFIX = "jobs."  # every event's name starts with it; a view may leave it out
 
 
 class Event(StrEnum):
@@ -37,6 +38,10 @@ class Event(StrEnum):
     RUN_FAILED = "jobs.worker.run_failed"
     CRON_FAILED = "jobs.cron_failed"
     RECONCILED = "jobs.reconciled"
+    HIGH_CONCURRENCY = "jobs.worker.high_concurrency"
+    MEMORY_STORE_IN_PRODUCTION = "jobs.memory_store_in_production"
+    MALFORMED_MESSAGE = "jobs.malformed_message"
+    UNKNOWN_JOB = "jobs.unknown_job"
 
 
 def default_logger(logger: logging.Logger | None) -> logging.Logger:

@@ -78,15 +78,21 @@ class _BaseQueue:
         job = result.job
         if result.duplicate:
             log_event(
-                self.logger, logging.INFO, Event.DUPLICATE,
-                f"Job {job.name!r} already enqueued as {job.id} for its idempotency key", job,
-            )  # fmt: skip
+                self.logger,
+                logging.INFO,
+                Event.DUPLICATE,
+                f"Job {job.name!r} already enqueued as {job.id} for its idempotency key",
+                job,
+            )
         else:
             log_event(
-                self.logger, logging.INFO, Event.ENQUEUE,
-                f"Enqueued job {job.name!r} ({job.id})", job,
+                self.logger,
+                logging.INFO,
+                Event.ENQUEUE,
+                f"Enqueued job {job.name!r} ({job.id})",
+                job,
                 delay=max(0.0, (job.run_at - job.created_at).total_seconds()),
-            )  # fmt: skip
+            )
         return result
 
     def _logged_all(self, results: list[EnqueueResult]) -> list[EnqueueResult]:
@@ -95,9 +101,12 @@ class _BaseQueue:
     def _logged_cancel(self, job_id: str, cancelled: bool) -> bool:
         if cancelled:
             log_event(
-                self.logger, logging.INFO, Event.CANCELLED, f"Cancelled job {job_id}",
+                self.logger,
+                logging.INFO,
+                Event.CANCELLED,
+                f"Cancelled job {job_id}",
                 job_id=job_id,
-            )  # fmt: skip
+            )
         return cancelled
 
 
@@ -127,9 +136,18 @@ class JobQueue(_BaseQueue):
         lease: float | None = None,
     ) -> EnqueueResult:
         request = EnqueueRequest(
-            name, payload, queue, idempotency_key, tenant, delay, run_at, priority,
-            max_attempts, timeout, lease,
-        )  # fmt: skip
+            name,
+            payload,
+            queue=queue,
+            idempotency_key=idempotency_key,
+            tenant=tenant,
+            delay=delay,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            timeout=timeout,
+            lease=lease,
+        )
         prepared = prepare(self.config, request, self.clock())
         return self._logged(await self.store.put(prepared.job, prepared.fingerprint))
 
@@ -191,9 +209,18 @@ class SyncJobQueue(_BaseQueue):
         lease: float | None = None,
     ) -> EnqueueResult:
         request = EnqueueRequest(
-            name, payload, queue, idempotency_key, tenant, delay, run_at, priority,
-            max_attempts, timeout, lease,
-        )  # fmt: skip
+            name,
+            payload,
+            queue=queue,
+            idempotency_key=idempotency_key,
+            tenant=tenant,
+            delay=delay,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            timeout=timeout,
+            lease=lease,
+        )
         prepared = prepare(self.config, request, self.clock())
         return self._logged(self._sync.put(prepared.job, prepared.fingerprint))
 

@@ -94,10 +94,13 @@ class JobRun:
         self.thread: concurrent.futures.Future[Any] | None = None
         self._handler_task: asyncio.Future[Any] | None = None
         self.lease = Lease(
-            job, settings.store, settings.clock, self._log,
+            job,
+            settings.store,
+            settings.clock,
+            self._log,
             deadline=None if cutoff is None else time.monotonic() + cutoff,
             on_lost=lambda: self.interrupt("lease_lost"),
-        )  # fmt: skip
+        )
 
     def interrupt(self, reason: Reason) -> None:
         """Cancel the handler for ``reason``; the first reason given is the one that counts."""
@@ -149,7 +152,7 @@ class JobRun:
             for timer in timers:
                 timer.cancel()
             self._handler_task.cancel()
-        return await self._settle(self._handler_task)
+        return await self._conclude(self._handler_task)
 
     async def _call(self, spec: HandlerSpec, ctx: JobContext) -> Any:
         arguments = spec.arguments(ctx)
@@ -161,7 +164,8 @@ class JobRun:
         self.thread = executor.submit(functools.partial(spec.function, *arguments))
         return await asyncio.wrap_future(self.thread)
 
-    async def _settle(self, task: asyncio.Future[Any]) -> Outcome:
+    async def _conclude(self, task: asyncio.Future[Any]) -> Outcome:
+        """Record what the handler's ending calls for; an interruption's reason comes first."""
         if self.reason == "lease_lost":
             return self._lost("its lease was lost")
         if self.reason in ("stop", "cutoff"):
@@ -206,16 +210,20 @@ class JobRun:
             return missed
         if delay is not None:
             self._log(
-                logging.WARNING, Event.RETRY,
+                logging.WARNING,
+                Event.RETRY,
                 f"Job {job.name!r} ({job.id}) failed; retrying in {delay:.3f}s: {message}",
-                delay=delay, error=message,
-            )  # fmt: skip
+                delay=delay,
+                error=message,
+            )
             await self._hook(settings.hooks.on_fail, job, error, True, delay)
             return Outcome.RETRY
         self._log(
-            logging.ERROR, Event.DEAD, f"Job {job.name!r} ({job.id}) dead-lettered: {message}",
+            logging.ERROR,
+            Event.DEAD,
+            f"Job {job.name!r} ({job.id}) dead-lettered: {message}",
             error=message,
-        )  # fmt: skip
+        )
         await self._hook(settings.hooks.on_fail, job, error, False, None)
         await self._hook(settings.hooks.on_dead, job, error)
         return Outcome.DEAD
@@ -226,9 +234,11 @@ class JobRun:
         if missed is not None:
             return missed
         self._log(
-            logging.INFO, Event.RELEASED,
-            f"Released job {job.name!r} ({job.id}) back to its queue: {why}", error=why,
-        )  # fmt: skip
+            logging.INFO,
+            Event.RELEASED,
+            f"Released job {job.name!r} ({job.id}) back to its queue: {why}",
+            error=why,
+        )
         return Outcome.RELEASED
 
     async def _record(self, what: str, write: Callable[[], Awaitable[bool]]) -> Outcome | None:
@@ -244,9 +254,10 @@ class JobRun:
 
     def _lost(self, why: str) -> Outcome:
         self._log(
-            logging.WARNING, Event.LEASE_LOST,
+            logging.WARNING,
+            Event.LEASE_LOST,
             f"Job {self.job.name!r} ({self.job.id}) belongs to another claim: {why}",
-        )  # fmt: skip
+        )
         return Outcome.LOST
 
     # -- observers -----------------------------------------------------------------------
@@ -260,14 +271,20 @@ class JobRun:
                 await outcome
         except Exception as error:
             self._log(
-                logging.ERROR, Event.HOOK_FAILED,
+                logging.ERROR,
+                Event.HOOK_FAILED,
                 f"Hook {getattr(hook, '__name__', hook)!r} raised for job {self.job.id}: "
                 f"{describe_error(error)}",
                 error=describe_error(error),
-            )  # fmt: skip
+            )
 
     def _log(self, level: int, event: Event, message: str, **extra: Any) -> None:
         log_event(
-            self.settings.logger, level, event, message, self.job,
-            worker_id=self.settings.worker_id, **extra,
-        )  # fmt: skip
+            self.settings.logger,
+            level,
+            event,
+            message,
+            self.job,
+            worker_id=self.settings.worker_id,
+            **extra,
+        )

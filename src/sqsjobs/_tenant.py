@@ -84,10 +84,18 @@ class TenantJobQueue(_TenantBound["JobQueue"]):
         lease: float | None = None,
     ) -> EnqueueResult:
         return await self._queue.enqueue(
-            name, payload, queue=queue, idempotency_key=idempotency_key,
-            tenant=self._own(tenant, "enqueue()"), delay=delay, run_at=run_at,
-            priority=priority, max_attempts=max_attempts, timeout=timeout, lease=lease,
-        )  # fmt: skip
+            name,
+            payload,
+            queue=queue,
+            idempotency_key=idempotency_key,
+            tenant=self._own(tenant, "enqueue()"),
+            delay=delay,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            timeout=timeout,
+            lease=lease,
+        )
 
     async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
         return await self._queue.enqueue_many(self._bound(requests))
@@ -120,9 +128,13 @@ class TenantJobQueue(_TenantBound["JobQueue"]):
         cursor: str | None = None,
     ) -> JobPage:
         return await self._queue.list(
-            queue=queue, status=status, name=name, tenant=self._own(tenant, "list()"),
-            limit=limit, cursor=cursor,
-        )  # fmt: skip
+            queue=queue,
+            status=status,
+            name=name,
+            tenant=self._own(tenant, "list()"),
+            limit=limit,
+            cursor=cursor,
+        )
 
 
 class SyncTenantJobQueue(_TenantBound["SyncJobQueue"]):
@@ -144,10 +156,18 @@ class SyncTenantJobQueue(_TenantBound["SyncJobQueue"]):
         lease: float | None = None,
     ) -> EnqueueResult:
         return self._queue.enqueue(
-            name, payload, queue=queue, idempotency_key=idempotency_key,
-            tenant=self._own(tenant, "enqueue()"), delay=delay, run_at=run_at,
-            priority=priority, max_attempts=max_attempts, timeout=timeout, lease=lease,
-        )  # fmt: skip
+            name,
+            payload,
+            queue=queue,
+            idempotency_key=idempotency_key,
+            tenant=self._own(tenant, "enqueue()"),
+            delay=delay,
+            run_at=run_at,
+            priority=priority,
+            max_attempts=max_attempts,
+            timeout=timeout,
+            lease=lease,
+        )
 
     def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
         return self._queue.enqueue_many(self._bound(requests))
@@ -173,6 +193,10 @@ class SyncTenantJobQueue(_TenantBound["SyncJobQueue"]):
         cursor: str | None = None,
     ) -> JobPage:
         return self._queue.list(
-            queue=queue, status=status, name=name, tenant=self._own(tenant, "list()"),
-            limit=limit, cursor=cursor,
-        )  # fmt: skip
+            queue=queue,
+            status=status,
+            name=name,
+            tenant=self._own(tenant, "list()"),
+            limit=limit,
+            cursor=cursor,
+        )

@@ -7,10 +7,14 @@ what the store writes is exactly what a reader gets back, with no silent coercio
 nothing that cannot be written as UTF-8 JSON text (a lone surrogate, an int past
 Python's digit limit).
 
-Numeric options have caps, each set here once and used by every producer and the
-constructors: a lease is an SQS visibility timeout, so at most 12 hours; a delay or
-``run_at`` at most 366 days ahead (the README promises a year); a priority fits a
-signed 32-bit int, which every store keeps exactly.
+Numeric options have one vocabulary, used by the producers, the worker, the stores and
+the Lambda factories alike: ``seconds`` (a finite number within a ``Span``; never a bool,
+NaN or an infinity), ``duration`` (the same, or a ``timedelta``) and ``integer`` (an int,
+never a bool, within bounds). Each takes the ``code`` of the error it raises:
+``JobConfigError(code)`` for an option given per call, a plain ``ValueError`` (``None``)
+for a constructor option. The caps are set here once: a lease is an SQS visibility
+timeout, so at most 12 hours; a delay or ``run_at`` at most 366 days ahead (the README
+promises a year); a priority fits a signed 32-bit int, which every store keeps exactly.
 """
 
 from __future__ import annotations
@@ -34,31 +38,110 @@ MAX_TIMEOUT = 7 * DAY
 MAX_DELAY = 366 * DAY
 MIN_PRIORITY = -(2**31)
 MAX_PRIORITY = 2**31 - 1
+PAGE_LIMIT = 1000
+
+
+Code = ConfigErrorCode | None
+"""How a refused value is reported: ``JobConfigError(code)`` for an option given per call;
+``None`` for a constructor option, which raises a plain ``ValueError`` (SPEC §2.3)."""
+
+
+def refusal(value: object, what: str, allowed: str, code: Code) -> ValueError:
+    """The error for ``value`` of option ``what``, naming what is ``allowed``.
+
+    A per-call error reads like every other input rule (``Invalid lease 0: must be ...``);
+    a constructor error names the parameter first, as Python's own argument errors do.
+    """
+    if code is None:
+        return ValueError(f"{what} must be {allowed}, got {shown(value)}")
+    return JobConfigError(code, f"Invalid {what} {shown(value)}: must be {allowed}")
 
 
 @dataclass(frozen=True)
 class Span:
-    """The durations an option allows: from zero (or above it) up to a cap, and why that cap."""
+    """The durations an option allows: finite seconds above a floor, up to a cap, and why."""
 
-    positive: bool
-    maximum: float
-    why: str
+    positive: bool = False  # above ``minimum`` rather than at or above it
+    minimum: float = 0.0
+    maximum: float | None = None
+    why: str | None = None
 
     def allows(self, value: object) -> TypeGuard[int | float]:
-        """NaN and infinities fail the comparisons; ints compare exactly, however large."""
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        """A real number, never a bool (which ``isinstance`` counts as an int), and finite.
+
+        NaN fails every comparison; an int too large for a float is not a duration.
+        """
+        if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
             return False
-        above = value > 0 if self.positive else value >= 0
-        return above and value <= self.maximum
+        above = value > self.minimum if self.positive else value >= self.minimum
+        return above and (self.maximum is None or value <= self.maximum)
 
     def __str__(self) -> str:
-        floor = "> 0" if self.positive else ">= 0"
-        return f"a finite number of seconds {floor} and <= {self.maximum:.0f} ({self.why})"
+        floor = f"{'>' if self.positive else '>='} {self.minimum:g}"
+        cap = "" if self.maximum is None else f" and <= {self.maximum:.0f}"
+        why = "" if self.why is None else f" ({self.why})"
+        return f"a finite number of seconds {floor}{cap}{why}"
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past the largest float
+        return False
+
+
+NON_NEGATIVE = Span()
+POSITIVE = Span(positive=True)
 LEASE = Span(positive=True, maximum=MAX_LEASE, why="SQS's visibility cap")
-TIMEOUT = Span(positive=False, maximum=MAX_TIMEOUT, why="7 days")
-DELAY = Span(positive=False, maximum=MAX_DELAY, why="366 days")
+TIMEOUT = Span(maximum=MAX_TIMEOUT, why="7 days")
+DELAY = Span(maximum=MAX_DELAY, why="366 days")
+
+
+def seconds(value: object, what: str, span: Span = NON_NEGATIVE, *, code: Code) -> float:
+    """A number of seconds within ``span``, as a float."""
+    if not span.allows(value):
+        raise refusal(value, what, str(span), code)
+    return float(value)
+
+
+def duration(value: object, what: str, span: Span, *, code: Code) -> float:
+    """Seconds within ``span`` from a number or a ``timedelta``, as a float."""
+    amount = value.total_seconds() if isinstance(value, timedelta) else value
+    if not span.allows(amount):
+        raise refusal(value, what, f"{span} or a timedelta", code)
+    return float(amount)
+
+
+def integer(
+    value: object,
+    what: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    why: str | None = None,
+    code: Code,
+) -> int:
+    """An int, never a bool (which ``isinstance`` counts as one), within the given bounds."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or (minimum is not None and value < minimum)
+        or (maximum is not None and value > maximum)
+    ):
+        raise refusal(value, what, _int_rule(minimum, maximum, why), code)
+    return int(value)
+
+
+def _int_rule(minimum: int | None, maximum: int | None, why: str | None) -> str:
+    if minimum is not None and maximum is not None:
+        rule = f"an int from {minimum} to {maximum}"
+    elif minimum is not None:
+        rule = f"an int >= {minimum}"
+    elif maximum is not None:
+        rule = f"an int <= {maximum}"
+    else:
+        rule = "an int"
+    return rule if why is None else f"{rule} ({why})"
 
 
 def _writable(value: int) -> bool:
@@ -206,16 +289,6 @@ def checked_json(value: Any, max_bytes: int, what: str = "payload") -> tuple[Jso
     return plain, text
 
 
-def seconds(value: object, what: str, span: Span) -> float:
-    """A duration in seconds from a number or ``timedelta``, within ``span``."""
-    amount = value.total_seconds() if isinstance(value, timedelta) else value
-    if not span.allows(amount):
-        raise JobConfigError(
-            "invalid_option", f"Invalid {what} {shown(value)}: must be {span} or a timedelta"
-        )
-    return float(amount)
-
-
 def aware(value: object, what: str) -> datetime:
     if not isinstance(value, datetime) or value.utcoffset() is None:
         raise JobConfigError(
@@ -246,38 +319,17 @@ def due_time(run_at: object, now: float) -> float:
     return due
 
 
-def _int_within(value: object, low: int | None, high: int | None) -> TypeGuard[int]:
-    """An int, never a bool (which ``isinstance`` counts as one), within the given bounds."""
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, int)
-        and (low is None or value >= low)
-        and (high is None or value <= high)
+def priority(value: object) -> int:
+    """A signed 32-bit int: every store keeps it exactly and orders by it."""
+    return integer(
+        value,
+        "priority",
+        minimum=MIN_PRIORITY,
+        maximum=MAX_PRIORITY,
+        why="signed 32-bit",
+        code="invalid_option",
     )
 
 
-def integer(value: object, what: str, *, minimum: int | None = None) -> int:
-    """An int (never a bool) at or above ``minimum``."""
-    if not _int_within(value, minimum, None):
-        floor = f" >= {minimum}" if minimum is not None else ""
-        raise JobConfigError(
-            "invalid_option", f"Invalid {what} {shown(value)}: must be an int{floor}"
-        )
-    return int(value)
-
-
-def priority(value: object) -> int:
-    """A signed 32-bit int: every store keeps it exactly and orders by it."""
-    if not _int_within(value, MIN_PRIORITY, MAX_PRIORITY):
-        raise JobConfigError(
-            "invalid_option",
-            f"Invalid priority {shown(value)}: must be an int from {MIN_PRIORITY} to "
-            f"{MAX_PRIORITY} (signed 32-bit)",
-        )
-    return int(value)
-
-
 def page_limit(limit: object) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
-        raise JobConfigError("invalid_option", f"Invalid limit {limit!r}: must be an int 1..1000")
-    return limit
+    return integer(limit, "limit", minimum=1, maximum=PAGE_LIMIT, code="invalid_option")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import signal
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -31,10 +30,13 @@ from ._log import Event, default_logger, log_event
 from ._models import Job
 from ._queue import JobQueue
 from ._run import Hook, Hooks, JobRun, RunSettings
-from ._validation import check_queue_name
+from ._signals import on_stop_signals
+from ._validation import POSITIVE, check_queue_name, integer, seconds
 
 LONG_POLL = 20.0  # seconds a claim may wait for work; stores cap it at what they support
 CLAIM_RETRY = Backoff(base=0.5, max=30.0)
+MAX_CONCURRENCY = 1000
+WARN_CONCURRENCY = 32  # above this, a worker's load on downstream systems deserves a look
 
 
 @dataclass(frozen=True)
@@ -64,18 +66,12 @@ class JobWorker:
         clock: Callable[[], float] | None = None,
     ) -> None:
         registry = JobRegistry.from_handlers(handlers)
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int):
-            raise ValueError(f"concurrency must be an int 1..1000, got {concurrency!r}")
-        if not 1 <= concurrency <= 1000:
-            raise ValueError(f"concurrency must be 1..1000, got {concurrency}")
-        if not (isinstance(poll_interval, int | float) and poll_interval > 0):
-            raise ValueError(
-                f"poll_interval must be a number of seconds > 0, got {poll_interval!r}"
-            )
+        self._concurrency = integer(
+            concurrency, "concurrency", minimum=1, maximum=MAX_CONCURRENCY, code=None
+        )
+        self._poll_interval = seconds(poll_interval, "poll_interval", POSITIVE, code=None)
         self._queue = queue
         self._queues = tuple(check_queue_name(q) for q in (queues or [queue.default_queue]))
-        self._concurrency = concurrency
-        self._poll_interval = float(poll_interval)
         self._cron = tuple(cron)
         self._clock = clock or queue.clock
         self._logger = default_logger(logger)
@@ -99,12 +95,14 @@ class JobWorker:
         self._tasks: list[asyncio.Task[None]] = []
         self._polls: dict[str, asyncio.Future[int]] = {}
         self._stopped = asyncio.Event()
-        if concurrency > 32:
-            self._logger.warning(
-                "Worker concurrency %d is unusually high; bound it to what downstream systems "
-                "can take",
-                concurrency,
-                extra={"event": "jobs.worker.high_concurrency", "worker_id": self.worker_id},
+        if self._concurrency > WARN_CONCURRENCY:
+            log_event(
+                self._logger,
+                logging.WARNING,
+                Event.HIGH_CONCURRENCY,
+                f"Worker concurrency {self._concurrency} is unusually high; bound it to what "
+                "downstream systems can take",
+                worker_id=self.worker_id,
             )
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
@@ -142,16 +140,19 @@ class JobWorker:
         for cron in self._cron:
             self._tasks.append(loop.create_task(self._tick(cron), name=f"cron-{cron.name}"))
         log_event(
-            self._logger, logging.INFO, Event.WORKER_STARTED,
+            self._logger,
+            logging.INFO,
+            Event.WORKER_STARTED,
             f"Worker {self.worker_id} started on {', '.join(self._queues)} "
             f"with concurrency {self._concurrency}",
-            worker_id=self.worker_id, queues=list(self._queues), concurrency=self._concurrency,
-        )  # fmt: skip
+            worker_id=self.worker_id,
+            queues=list(self._queues),
+            concurrency=self._concurrency,
+        )
 
     async def stop(self, grace: float = 5.0) -> None:
         """Claim nothing more, let running jobs finish for ``grace`` seconds, release the rest."""
-        if not (isinstance(grace, int | float) and grace >= 0):
-            raise ValueError(f"grace must be a number of seconds >= 0, got {grace!r}")
+        grace = seconds(grace, "grace", code=None)
         if self._stopping:
             await self._stopped.wait()
             return
@@ -167,9 +168,12 @@ class JobWorker:
             self._executor.shutdown(wait=False, cancel_futures=True)
         if self._started:
             log_event(
-                self._logger, logging.INFO, Event.WORKER_STOPPED,
-                f"Worker {self.worker_id} stopped", worker_id=self.worker_id,
-            )  # fmt: skip
+                self._logger,
+                logging.INFO,
+                Event.WORKER_STOPPED,
+                f"Worker {self.worker_id} stopped",
+                worker_id=self.worker_id,
+            )
         self._stopped.set()
 
     async def _drain(self, grace: float) -> None:
@@ -199,10 +203,12 @@ class JobWorker:
             return
         if released:
             self._log(
-                logging.INFO, Event.RELEASED,
-                f"Released job {run.job.name!r} ({run.job.id}) at shutdown", run.job,
+                logging.INFO,
+                Event.RELEASED,
+                f"Released job {run.job.name!r} ({run.job.id}) at shutdown",
+                run.job,
                 error=STOPPING_ERROR,
-            )  # fmt: skip
+            )
 
     async def run(self, *, grace: float = 5.0) -> None:
         """Start, then serve until ``stop()`` or SIGTERM/SIGINT, which drain with ``grace``."""
@@ -214,18 +220,10 @@ class JobWorker:
             if not stopping:
                 stopping.append(loop.create_task(self.stop(grace)))
 
-        installed = []
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(signum, on_signal)
-                installed.append(signum)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass  # not the main thread, or a loop without signal support
         try:
-            await self._stopped.wait()
+            with on_stop_signals(loop, on_signal):
+                await self._stopped.wait()
         finally:
-            for signum in installed:
-                loop.remove_signal_handler(signum)
             await asyncio.gather(*stopping)
 
     async def __aenter__(self) -> JobWorker:
@@ -259,10 +257,11 @@ class JobWorker:
                 failures += 1
                 delay = max(self._poll_interval, CLAIM_RETRY.delay(failures))
                 self._log(
-                    logging.ERROR, Event.CLAIM_FAILED,
+                    logging.ERROR,
+                    Event.CLAIM_FAILED,
                     f"Claim failed ({describe_error(error)}); retrying in {delay:.2f}s",
                     error=describe_error(error),
-                )  # fmt: skip
+                )
                 await asyncio.sleep(delay)
 
     async def _claim_round(self) -> None:
@@ -319,9 +318,11 @@ class JobWorker:
         assert job.lease_token is not None
         if await self._queue.store.release(job.id, job.lease_token, "no free slot", self._clock()):
             self._log(
-                logging.DEBUG, Event.RELEASED,
-                f"Released job {job.id}: claimed by a long poll with no free slot", job,
-            )  # fmt: skip
+                logging.DEBUG,
+                Event.RELEASED,
+                f"Released job {job.id}: claimed by a long poll with no free slot",
+                job,
+            )
 
     def _free(self) -> int:
         return self._concurrency - self._busy
@@ -337,9 +338,11 @@ class JobWorker:
         run = JobRun(job, self._settings)
         self._busy += 1
         self._log(
-            logging.INFO, Event.CLAIM, f"Claimed job {job.name!r} ({job.id}), attempt "
-            f"{job.attempts} of {job.max_attempts}", job,
-        )  # fmt: skip
+            logging.INFO,
+            Event.CLAIM,
+            f"Claimed job {job.name!r} ({job.id}), attempt {job.attempts} of {job.max_attempts}",
+            job,
+        )
         task = asyncio.ensure_future(self._execute(run))
         self._runs[task] = run
         task.add_done_callback(self._runs.pop)
@@ -351,11 +354,13 @@ class JobWorker:
             await run.execute()
         except Exception as error:  # not the handler's nor the store's: those have outcomes
             self._log(
-                logging.ERROR, Event.RUN_FAILED,
+                logging.ERROR,
+                Event.RUN_FAILED,
                 f"Running job {run.job.id} raised outside its handler: {describe_error(error)}; "
-                f"unless its outcome was recorded, {after_lease(run.job)}", run.job,
+                f"unless its outcome was recorded, {after_lease(run.job)}",
+                run.job,
                 error=describe_error(error),
-            )  # fmt: skip
+            )
         finally:
             if run.thread is not None and not run.thread.done():
                 # A sync handler's thread keeps its slot until it returns.
@@ -377,10 +382,11 @@ class JobWorker:
                 await self._queue.enqueue_many([cron.request(tick)])
             except Exception as error:
                 self._log(
-                    logging.ERROR, Event.CRON_FAILED,
+                    logging.ERROR,
+                    Event.CRON_FAILED,
                     f"Cron {cron.name!r} could not enqueue its tick: {describe_error(error)}",
                     error=describe_error(error),
-                )  # fmt: skip
+                )
             tick = cron.next_tick(max(tick, self._clock()))
 
     def _log(

@@ -76,12 +76,21 @@ def test_backoffs_with_different_random_sources_compare_equal() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"base": -0.1}, "Backoff base must be a finite number >= 0, got -0.1"),
-        ({"base": math.nan}, "Backoff base must be a finite number >= 0, got nan"),
-        ({"base": math.inf}, "Backoff base must be a finite number >= 0, got inf"),
-        ({"base": 2.0, "max": 1.0}, "Backoff max must be finite and >= base (2.0), got 1.0"),
-        ({"max": math.inf}, "Backoff max must be finite and >= base (0.2), got inf"),
-        ({"max": math.nan}, "Backoff max must be finite and >= base (0.2), got nan"),
+        ({"base": -0.1}, "Backoff base must be a finite number of seconds >= 0, got -0.1"),
+        ({"base": math.nan}, "Backoff base must be a finite number of seconds >= 0, got nan"),
+        ({"base": math.inf}, "Backoff base must be a finite number of seconds >= 0, got inf"),
+        (
+            {"base": 2.0, "max": 1.0},
+            "Backoff max must be a finite number of seconds >= 2 (the base), got 1.0",
+        ),
+        (
+            {"max": math.inf},
+            "Backoff max must be a finite number of seconds >= 0.2 (the base), got inf",
+        ),
+        (
+            {"max": math.nan},
+            "Backoff max must be a finite number of seconds >= 0.2 (the base), got nan",
+        ),
     ],
 )
 def test_backoff_rejects_bad_bounds(options: dict[str, Any], message: str) -> None:

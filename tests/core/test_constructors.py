@@ -112,11 +112,17 @@ async def test_defaults_at_their_caps_are_kept(cls: type[JobQueue | SyncJobQueue
         ({"capacity": -5}, "capacity must be an int >= 1, got -5"),
         ({"capacity": True}, "capacity must be an int >= 1, got True"),
         ({"capacity": 10.0}, "capacity must be an int >= 1, got 10.0"),
-        ({"retention": -1}, "retention must be a number of seconds >= 0, got -1"),
-        ({"retention": math.nan}, "retention must be a number of seconds >= 0, got nan"),
-        ({"retention": True}, "retention must be a number of seconds >= 0, got True"),
-        ({"dead_retention": -0.5}, "dead_retention must be a number of seconds >= 0, got -0.5"),
-        ({"dead_retention": "1"}, "dead_retention must be a number of seconds >= 0, got '1'"),
+        ({"retention": -1}, "retention must be a finite number of seconds >= 0, got -1"),
+        ({"retention": math.nan}, "retention must be a finite number of seconds >= 0, got nan"),
+        ({"retention": True}, "retention must be a finite number of seconds >= 0, got True"),
+        (
+            {"dead_retention": -0.5},
+            "dead_retention must be a finite number of seconds >= 0, got -0.5",
+        ),
+        (
+            {"dead_retention": "1"},
+            "dead_retention must be a finite number of seconds >= 0, got '1'",
+        ),
     ],
 )
 def test_memory_store_options_out_of_range_raise_value_error(

@@ -127,7 +127,7 @@ def test_list_filter_rejects_limits_outside_1_to_1000(limit: Any) -> None:
     with pytest.raises(JobConfigError) as caught:
         list_filter(queue=None, status=None, name=None, tenant=None, limit=limit)
     assert caught.value.code == "invalid_option"
-    assert str(caught.value) == f"Invalid limit {limit!r}: must be an int 1..1000"
+    assert str(caught.value) == f"Invalid limit {limit!r}: must be an int from 1 to 1000"
 
 
 @pytest.mark.parametrize("limit", [1, 1000])

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from .. import Backoff, JobQueue, JobStatus, MemoryJobStore
 from . import _demo_view as view
-from ._scenario import enqueue_plan, job_ids, run_until_settled
+from ._scenario import enqueue_plan, job_ids, run_until_finished
 
 # Short retry delays so the job that fails twice is done in about a second.
 DEMO_BACKOFF = Backoff(base=0.25, max=1.0)
@@ -84,10 +84,13 @@ async def _run(console: Console, queue: JobQueue, options: RunOptions) -> None:
             ids = job_ids(enqueued)
             console.print(f"\nRunning a worker with concurrency {options.concurrency}:")
             with view.live_progress(console, len(ids)) as on_progress:
-                jobs = await run_until_settled(
-                    queue, ids, concurrency=options.concurrency, timeout=options.timeout,
+                jobs = await run_until_finished(
+                    queue,
+                    ids,
+                    concurrency=options.concurrency,
+                    timeout=options.timeout,
                     on_progress=on_progress,
-                )  # fmt: skip
+                )
     finally:
         await _close(queue)
     console.print()

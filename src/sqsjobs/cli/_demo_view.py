@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import Job, JobStatus
-from .._log import LOGGER_NAME, Event
+from .._log import EVENT_PREFIX, LOGGER_NAME, Event
 from .._text import escape_controls
 from ._render import LiteralTable, cell, counts_text, json_text, short_id, status_text, table
 from ._scenario import Enqueued, Progress
@@ -52,9 +52,12 @@ def status_table(jobs: Sequence[Job]) -> Table:
     made = table("Jobs", "id", "name", "status", "attempts", "last_error", flexible="last_error")
     for job in jobs:
         made.add_row(
-            short_id(job.id), job.name, status_text(job.status),
-            f"{job.attempts}/{job.max_attempts}", cell(job.last_error or ""),
-        )  # fmt: skip
+            short_id(job.id),
+            job.name,
+            status_text(job.status),
+            f"{job.attempts}/{job.max_attempts}",
+            cell(job.last_error or ""),
+        )
     return made
 
 
@@ -131,7 +134,7 @@ class EventLog(logging.Handler):
         event = str(getattr(record, "event", ""))
         if self.events is not None and event not in self.events:
             return
-        label = event.removeprefix("jobs.") or record.levelname.lower()
+        label = event.removeprefix(EVENT_PREFIX) or record.levelname.lower()
         line = Text(f"{label:<9} ", style=EVENT_STYLE.get(event, "dim"))
         job_id = getattr(record, "job_id", None)
         if job_id is not None:

@@ -21,6 +21,7 @@ from rich.console import Console
 from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
+from ._options import limit_option
 from ._render import dead_letter_table
 
 if TYPE_CHECKING:
@@ -36,10 +37,7 @@ def dlq() -> None:
 
 @dlq.command(name="list")
 @click.option("--queue", "-q", help=QUEUE_HELP)
-@click.option(
-    "--limit", "-n", type=click.IntRange(1, 1000), default=100, show_default=True,
-    help="At most this many messages.",
-)  # fmt: skip
+@limit_option("At most this many messages.", default=100, maximum=1000)
 @store_options
 def list_dead_letters(queue: str | None, limit: int, store: StoreConfig) -> None:
     """List the messages in the dead-letter queues with their jobs; nothing is removed."""
@@ -57,10 +55,7 @@ def list_dead_letters(queue: str | None, limit: int, store: StoreConfig) -> None
 
 @dlq.command()
 @click.option("--queue", "-q", help=QUEUE_HELP)
-@click.option(
-    "--limit", "-n", type=click.IntRange(1), default=None,
-    help="At most this many messages  [default: all]",
-)  # fmt: skip
+@limit_option("At most this many messages  [default: all]", default=None)
 @store_options
 def redrive(queue: str | None, limit: int | None, store: StoreConfig) -> None:
     """Send the jobs in the dead-letter queues back to their queues, attempts reset."""

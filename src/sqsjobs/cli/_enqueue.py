@@ -58,9 +58,13 @@ def enqueue(
         producer = SyncJobQueue(jobs, default_queue=default_queue(jobs))
         try:
             result = producer.enqueue(
-                name, payload, queue=queue, delay=delay,
-                idempotency_key=idempotency_key, tenant=tenant,
-            )  # fmt: skip
+                name,
+                payload,
+                queue=queue,
+                delay=delay,
+                idempotency_key=idempotency_key,
+                tenant=tenant,
+            )
         except JobConfigError as error:
             raise usage_error(error) from error
     Console(highlight=False).print(outcome(result), soft_wrap=True)

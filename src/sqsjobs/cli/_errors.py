@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import click
 
-from .. import JobConfigError
+from .. import JobConfigError, JobError
 from .._text import escape_controls, redact_credentials, safe_line
 
 MAX_MESSAGE_CHARS = 300
@@ -35,12 +35,12 @@ class CommandFailed(click.ClickException):
 def one_line(error: BaseException) -> str:
     """The error as a single line: what went wrong, without the stack.
 
-    sqsjobs' own errors already say what was wrong and what is allowed, so their message
-    stands alone; anything else is prefixed with its type, since a bare ``KeyError``
-    message (``'name'``) means nothing by itself.
+    sqsjobs' own errors (every ``JobError``, a user's subclass too) already say what was
+    wrong and what is allowed, so their message stands alone; anything else is prefixed
+    with its type, since a bare ``KeyError`` message (``'name'``) means nothing by itself.
     """
     text = safe_line(" ".join(str(error).split()))
-    if not type(error).__module__.startswith("sqsjobs"):
+    if not isinstance(error, JobError):
         text = f"{type(error).__name__}: {text}" if text else type(error).__name__
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[: MAX_MESSAGE_CHARS - 1] + "…"

@@ -94,9 +94,13 @@ def deploy(
     """Create or update a stack, show its progress, and print its outputs."""
     console = Console(highlight=False)
     outputs = deploy_with_progress(
-        console, stack, template=template_name, parameters=parameters, tags=tags,
+        console,
+        stack,
+        template=template_name,
+        parameters=parameters,
+        tags=tags,
         **aws.arguments(),
-    )  # fmt: skip
+    )
     console.print(mapping_table(f"Outputs of stack {stack}", "output", "value", outputs))
 
 

@@ -17,6 +17,7 @@ from .. import JobConfigError, JobStatus, SyncJobQueue
 from .._lifecycle import CANCELLABLE
 from ._config import StoreConfig, store_options
 from ._errors import CommandFailed, usage_error
+from ._options import limit_option
 from ._render import job_detail, job_table
 
 STATUS_NAMES = [status.value for status in JobStatus]
@@ -38,10 +39,7 @@ def jobs() -> None:
     type=click.Choice(STATUS_NAMES),
     help="Only jobs in this status; repeat for several.",
 )
-@click.option(
-    "--limit", "-n", type=click.IntRange(1, 1000), default=50, show_default=True,
-    help="At most this many jobs, oldest first.",
-)  # fmt: skip
+@limit_option("At most this many jobs, oldest first.", default=50, maximum=1000)
 @store_options
 def list_jobs(queue: str | None, statuses: tuple[str, ...], limit: int, store: StoreConfig) -> None:
     """List jobs as a table, oldest first."""

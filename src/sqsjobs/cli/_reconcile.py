@@ -12,19 +12,15 @@ from __future__ import annotations
 import click
 
 from ._config import StoreConfig, store_options
+from ._options import queues_option, seconds_option
 
 DEFAULT_GRACE = 900.0
+GRACE_HELP = "How long a job may wait unclaimed before its message is re-sent."
 
 
 @click.command()
-@click.option(
-    "--queue", "-q", "queues", multiple=True,
-    help="Only this queue; repeat for several (default: every queue).",
-)  # fmt: skip
-@click.option(
-    "--grace", type=click.FloatRange(0), default=DEFAULT_GRACE, show_default=True,
-    metavar="SECONDS", help="How long a job may wait unclaimed before its message is re-sent.",
-)  # fmt: skip
+@queues_option("Only this queue; repeat for several (default: every queue).")
+@seconds_option("--grace", GRACE_HELP, default=DEFAULT_GRACE)
 @store_options
 def reconcile(queues: tuple[str, ...], grace: float, store: StoreConfig) -> None:
     """Re-send lost messages and record jobs the dead-letter queue took; print what changed."""

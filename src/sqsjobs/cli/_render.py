@@ -102,17 +102,22 @@ def attempts(job: Job) -> str:
     return f"{job.attempts}/{job.max_attempts}"
 
 
+JOB_COLUMNS = ("id", "queue", "name", "status", "attempts", "run_at (UTC)", "last_error")
+
+
 def job_table(title: str, jobs: Iterable[Job]) -> Table:
     """One line per job with its full id, so any row can be pasted into ``jobs show``."""
-    made = table(
-        title, "id", "queue", "name", "status", "attempts", "run_at (UTC)", "last_error",
-        flexible="last_error",
-    )  # fmt: skip
+    made = table(title, *JOB_COLUMNS, flexible="last_error")
     for job in jobs:
         made.add_row(
-            job.id, job.queue, job.name, status_text(job.status), attempts(job),
-            instant(job.run_at), cell(job.last_error or ""),
-        )  # fmt: skip
+            job.id,
+            job.queue,
+            job.name,
+            status_text(job.status),
+            attempts(job),
+            instant(job.run_at),
+            cell(job.last_error or ""),
+        )
     return made
 
 
@@ -172,21 +177,33 @@ def mapping_table(title: str, key: str, value: str, rows: Mapping[str, str]) -> 
     return made
 
 
+DEAD_LETTER_COLUMNS = (
+    "queue",
+    "job id",
+    "name",
+    "status",
+    "attempts",
+    "receives",
+    "sent (UTC)",
+    "last_error",
+)
+
+
 def dead_letter_table(title: str, letters: Iterable[DeadLetter]) -> Table:
     """One line per DLQ message: the job it names (full id, for ``jobs show``) as it stands.
 
     A message that is no job's delivery token shows a short message id in place of the
     job id, and the last column says why a row has no job.
     """
-    made = table(
-        title, "queue", "job id", "name", "status", "attempts", "receives", "sent (UTC)",
-        "last_error", flexible="last_error",
-    )  # fmt: skip
+    made = table(title, *DEAD_LETTER_COLUMNS, flexible="last_error")
     for letter in letters:
         made.add_row(
-            letter.queue, *_job_cells(letter), str(letter.receive_count), instant(letter.sent_at),
+            letter.queue,
+            *_job_cells(letter),
+            str(letter.receive_count),
+            instant(letter.sent_at),
             _note(letter),
-        )  # fmt: skip
+        )
     return made
 
 
@@ -223,7 +240,9 @@ def stats_table(found: Iterable[QueueStats]) -> Table:
         made.add_row(
             queue.queue,
             *(str(queue.counts.get(status, 0)) for status in JobStatus),
-            str(queue.messages), str(queue.in_flight), str(queue.delayed),
+            str(queue.messages),
+            str(queue.in_flight),
+            str(queue.delayed),
             "-" if dead_letters is None else str(dead_letters),
-        )  # fmt: skip
+        )
     return made

@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import EnqueueRequest, EnqueueResult, Job, JobQueue, JobStatus, JobWorker
+from .. import EnqueueRequest, EnqueueResult, Job, JobError, JobQueue, JobStatus, JobWorker
 from .._lifecycle import TERMINAL
 from ._shop import registry
 
 
-class ScenarioTimeout(Exception):
-    """The jobs did not all reach a terminal status in time."""
+class ScenarioTimeout(JobError):
+    """The jobs did not all reach a terminal status in time; the message says how many."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def job_ids(enqueued: Sequence[Enqueued]) -> list[str]:
     return list(dict.fromkeys(item.result.job.id for item in enqueued))
 
 
-async def run_until_settled(
+async def run_until_finished(
     queue: JobQueue,
     ids: Sequence[str],
     *,
@@ -127,10 +127,10 @@ async def run_until_settled(
 ) -> list[Job]:
     """Run a worker until every job is completed, dead or cancelled; the final records."""
     async with JobWorker(queue, registry, concurrency=concurrency, poll_interval=interval):
-        return await _settle(queue, ids, timeout, interval, on_progress)
+        return await _poll_until_finished(queue, ids, timeout, interval, on_progress)
 
 
-async def _settle(
+async def _poll_until_finished(
     queue: JobQueue,
     ids: Sequence[str],
     timeout: float,
@@ -146,9 +146,10 @@ async def _settle(
             return jobs
         if time.monotonic() >= deadline:
             pending = ", ".join(
-                f"{count} {status}" for status, count in sorted(progress.counts.items())
+                f"{count} {status}"
+                for status, count in sorted(progress.counts.items())
                 if status not in TERMINAL
-            )  # fmt: skip
+            )
             raise ScenarioTimeout(
                 f"The demo's jobs did not finish within {timeout:g}s ({pending} left); "
                 "raise --timeout or run with --debug to see every job event"

@@ -14,14 +14,12 @@ from rich.console import Console
 from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
+from ._options import queues_option
 from ._render import stats_table
 
 
 @click.command()
-@click.option(
-    "--queue", "-q", "queues", multiple=True,
-    help="Only this queue; repeat for several (default: every queue).",
-)  # fmt: skip
+@queues_option("Only this queue; repeat for several (default: every queue).")
 @store_options
 def stats(queues: tuple[str, ...], store: StoreConfig) -> None:
     """Show each queue's jobs by status, its SQS messages and its dead-letter queue."""

@@ -33,6 +33,7 @@ from .._errors import describe_error
 from .._log import LOGGER_NAME
 from ._config import StoreConfig, default_queue, store_options
 from ._errors import usage_error
+from ._options import queues_option, seconds_option
 
 if TYPE_CHECKING:
     from ..aws import SqsJobStore
@@ -86,24 +87,23 @@ class WorkerOptions:
     reconcile_every: float
 
 
+GRACE_HELP = "On SIGTERM/SIGINT, how long running jobs may finish before they are released."
+RECONCILE_HELP = "Seconds between reconciler passes; 0 turns them off."
+
+
 @click.command()
 @click.argument("handlers", metavar="MODULE:REGISTRY", callback=load_handlers)
+@queues_option("Queue to serve, in priority order; repeat for several (default: every queue).")
 @click.option(
-    "--queue", "-q", "queues", multiple=True,
-    help="Queue to serve, in priority order; repeat for several (default: every queue).",
-)  # fmt: skip
-@click.option(
-    "--concurrency", "-c", type=click.IntRange(1, 1000), default=1, show_default=True,
+    "--concurrency",
+    "-c",
+    type=click.IntRange(1, 1000),
+    default=1,
+    show_default=True,
     help="Jobs run at once.",
-)  # fmt: skip
-@click.option(
-    "--grace", type=click.FloatRange(0), default=20.0, show_default=True, metavar="SECONDS",
-    help="On SIGTERM/SIGINT, how long running jobs may finish before they are released.",
-)  # fmt: skip
-@click.option(
-    "--reconcile-every", type=click.FloatRange(0), default=300.0, show_default=True,
-    metavar="SECONDS", help="Seconds between reconciler passes; 0 turns them off.",
-)  # fmt: skip
+)
+@seconds_option("--grace", GRACE_HELP, default=20.0)
+@seconds_option("--reconcile-every", RECONCILE_HELP, default=300.0)
 @store_options
 @click.pass_context
 def worker(
@@ -144,9 +144,11 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
         every = options.reconcile_every
         _logger.info(
             "Serving %s from table %s; reconciler %s; SIGTERM or Ctrl-C drains (grace %gs)",
-            ", ".join(served), store.table_name,
-            f"every {every:g}s" if every > 0 else "off", options.grace,
-        )  # fmt: skip
+            ", ".join(served),
+            store.table_name,
+            f"every {every:g}s" if every > 0 else "off",
+            options.grace,
+        )
         reconciler = asyncio.create_task(reconcile_periodically(store, every))
         try:
             await worker.run(grace=options.grace)

@@ -17,9 +17,10 @@ import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .._log import default_logger
+from .._log import Event, default_logger, log_event
 from .._memory import MemoryJobStore
 from .._queue import JobQueue
+from .._validation import seconds
 from .._worker import JobWorker
 
 Scope = MutableMapping[str, Any]
@@ -59,15 +60,17 @@ class JobsLifespan:
         self.app = app
         self.queue = queue
         self.worker = worker
-        self.grace = grace
+        self.grace = seconds(grace, "grace", code=None)
         self.state_key = state_key
         self.logger = default_logger(logger)
         in_production = looks_like_production() if production is None else production
         if in_production and isinstance(queue.store, MemoryJobStore):
-            self.logger.warning(
+            log_event(
+                self.logger,
+                logging.WARNING,
+                Event.MEMORY_STORE_IN_PRODUCTION,
                 "MemoryJobStore in production: queued jobs are lost when this process exits "
                 "and other replicas never see them; use sqsjobs.aws.SqsJobStore",
-                extra={"event": "jobs.memory_store_in_production"},
             )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

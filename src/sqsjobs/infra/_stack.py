@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .._errors import JobError
+
 STACK_TYPE = "AWS::CloudFormation::Stack"
 SUCCEEDED = frozenset({"CREATE_COMPLETE", "UPDATE_COMPLETE"})
 UPDATABLE = frozenset(
@@ -76,7 +78,7 @@ class StackEvent:
         return f"{text}: {self.reason}" if self.reason else text
 
 
-class StackDeployError(RuntimeError):
+class StackDeployError(JobError, RuntimeError):
     """A deploy did not finish: CloudFormation refused it, rolled it back, or it timed out.
 
     ``failures`` are the failed resource events that explain a rollback, oldest first.

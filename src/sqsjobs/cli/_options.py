@@ -1,0 +1,39 @@
+"""Options several commands share, written once: which queues, how many rows, how long."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def queues_option(help: str) -> Callable[[F], F]:
+    """``--queue/-q``, repeatable, into the parameter ``queues`` (a tuple; empty for all)."""
+    return click.option("--queue", "-q", "queues", multiple=True, help=help)
+
+
+def limit_option(help: str, *, default: int | None, maximum: int | None = None) -> Callable[[F], F]:
+    """``--limit/-n``: at least 1, at most ``maximum``; shown with its default if it has one."""
+    return click.option(
+        "--limit",
+        "-n",
+        type=click.IntRange(1, maximum),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def seconds_option(name: str, help: str, *, default: float) -> Callable[[F], F]:
+    """A duration in seconds, zero or more."""
+    return click.option(
+        name,
+        type=click.FloatRange(0),
+        default=default,
+        show_default=True,
+        metavar="SECONDS",
+        help=help,
+    )
