@@ -21,14 +21,9 @@ from sqsjobs._backoff import Backoff
 from sqsjobs._enqueue import QueueConfig, prepare
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
-from .conformance.harness import REALISTIC_START, FakeClock
+from .support.clock import REALISTIC_START, FakeClock
 
 T = REALISTIC_START
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T)
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from sqsjobs import (
     SyncJobQueue,
 )
 
-from .conformance.harness import REALISTIC_START, FakeClock
+from .support.clock import REALISTIC_START, FakeClock
 
 T = REALISTIC_START
 Queue = JobQueue | SyncJobQueue
@@ -41,11 +41,6 @@ async def call(value: Any) -> Any:
 
 def at(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T)
 
 
 @pytest.fixture

@@ -23,17 +23,12 @@ from sqsjobs import (
     TenantJobQueue,
 )
 
-from .conformance.harness import FakeClock
+from .support.clock import REALISTIC_START, FakeClock
 from .test_queue import call
 
-T = 1796094741.2439704
+T = REALISTIC_START
 Queue = JobQueue | SyncJobQueue
 KEY = "invoice/7f3a9c41-2026-11"
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T)
 
 
 @pytest.fixture

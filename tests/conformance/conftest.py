@@ -15,7 +15,8 @@ import pytest
 
 from sqsjobs import MemoryJobStore
 
-from .harness import DEAD_RETENTION, QUEUES, RETENTION, FakeClock, Harness
+from ..support.clock import FakeClock
+from .harness import DEAD_RETENTION, QUEUES, RETENTION, Harness
 
 
 @asynccontextmanager

@@ -9,10 +9,8 @@ records for ``RETENTION`` seconds (``DEAD_RETENTION`` for dead ones).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from sqsjobs import JobStore
 
@@ -22,33 +20,6 @@ QUEUES = ("default", "other")
 # second on one check), so the windows leave seconds of room on either side.
 RETENTION = 4.0
 DEAD_RETENTION = 8.0
-
-
-# Where fake clocks start: a value that reads like ``time.time()``, with digits below the
-# microsecond that a datetime cannot keep (it comes back from one as ...741.24397). Round
-# starting points once hid a bug that about three in four real clock readings trigger.
-REALISTIC_START = 1_796_094_741.2439704
-
-
-def beyond_microseconds(near: float) -> float:
-    """The first instant from ``near`` on that does not survive a trip through a datetime."""
-    moment = near
-    while datetime.fromtimestamp(moment, UTC).timestamp() == moment:
-        moment = math.nextafter(moment, math.inf)
-    return moment
-
-
-class FakeClock:
-    """Epoch seconds that move only when told to, starting at a realistic reading."""
-
-    def __init__(self, start: float = REALISTIC_START) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @dataclass

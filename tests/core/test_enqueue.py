@@ -19,7 +19,7 @@ from sqsjobs import (
 from sqsjobs._enqueue import list_filter, prepare, prepare_many
 from sqsjobs._idempotency import fingerprint
 
-from ._config import NOW, make_config
+from ..support.config import NOW, make_config
 
 
 def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:

@@ -19,7 +19,7 @@ from sqsjobs import EnqueueRequest, Job, JobConfigError, JobStatus
 from sqsjobs._enqueue import prepare
 from sqsjobs._validation import checked_json, plain_json
 
-from ._config import NOW, make_config
+from ..support.config import NOW, make_config
 
 CONFIG = make_config()
 

@@ -19,7 +19,7 @@ import pytest
 from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker, MemoryJobStore
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
-from ..conformance.harness import FakeClock
+from ..support.clock import FakeClock
 from .conftest import Env
 from .test_serving import wait_until
 
@@ -105,7 +105,7 @@ def events(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogReco
 
 
 def flaky_env(failures: dict[str, int], **options: Any) -> tuple[FakeClock, FlakyWrites, JobQueue]:
-    clock = FakeClock(1_796_094_741.2439704)
+    clock = FakeClock()
     store = FlakyWrites(failures, clock=clock, **options)
     backoff = Backoff(base=1.0, max=8.0, random=lambda: 1.0)
     return clock, store, JobQueue(store, clock=clock, backoff=backoff)
@@ -294,7 +294,7 @@ async def test_a_release_refused_by_a_throttled_store_is_retried(env: Env) -> No
 async def test_a_run_raising_outside_its_handler_logs_what_the_next_claim_does(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = FakeClock(1_796_094_741.2439704)
+    clock = FakeClock()
     broken = Backoff(base=1.0, max=8.0, random=lambda: 1 / 0)  # a defect in the run, not a store
     queue = JobQueue(MemoryJobStore(clock=clock), clock=clock, backoff=broken)
     job = (await queue.enqueue("mail.merge", max_attempts=4)).job
