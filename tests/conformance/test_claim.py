@@ -80,8 +80,8 @@ async def test_delayed_job_stays_delayed_until_claimed(harness: Harness) -> None
 
 
 async def test_claim_with_wait_returns_a_job_put_while_waiting(harness: Harness) -> None:
-    waiting = asyncio.create_task(harness.store.claim("default", "w1", harness.now(), wait=2))
-    await asyncio.sleep(0.05)
+    async with harness.claim_waiting():
+        waiting = asyncio.create_task(harness.store.claim("default", "w1", harness.now(), wait=2))
     assert not waiting.done()
     prepared = build(harness)
     stored = (await harness.store.put(prepared.job, prepared.fingerprint)).job

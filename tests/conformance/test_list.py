@@ -8,8 +8,10 @@ import pytest
 
 from sqsjobs import Job, JobConfigError, JobFilter
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import build, claim_one, list_ids, statuses
+
+pytestmark = BOTH_FACES
 
 
 async def _put_at(harness: Harness, at: float, **options: Any) -> Job:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqsjobs import Job, JobStatus
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import claim, claim_one, get, put, settle, utc
 
 LEASE_FIELDS = ("lease_token", "locked_by", "lease_until")
@@ -107,6 +107,7 @@ async def test_release_requeues_without_counting_the_attempt(harness: Harness) -
 # -- cancel -----------------------------------------------------------------------------
 
 
+@BOTH_FACES
 async def test_cancel_of_a_waiting_job(harness: Harness) -> None:
     for delay in [None, 30.0]:
         job = await put(harness, delay=delay)
@@ -119,6 +120,7 @@ async def test_cancel_of_a_waiting_job(harness: Harness) -> None:
     assert await claim(harness) == []
 
 
+@BOTH_FACES
 async def test_cancel_of_a_running_job_fences_out_its_holder(harness: Harness) -> None:
     await put(harness)
     job = await claim_one(harness)
@@ -133,6 +135,7 @@ async def test_cancel_of_a_running_job_fences_out_its_holder(harness: Harness) -
     assert await get(harness, job.id) == cancelled
 
 
+@BOTH_FACES
 async def test_cancel_of_a_terminal_or_unknown_job_is_refused(harness: Harness) -> None:
     for status in [JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED]:
         terminal = await settle(harness, await put(harness), status)

@@ -10,8 +10,10 @@ import pytest
 
 from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import build, claim_one, get, list_ids, put, settle, utc
+
+pytestmark = BOTH_FACES
 
 
 async def test_put_returns_the_record_and_get_reads_it_back(harness: Harness) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from sqsjobs import Job, JobStatus
 
-from .harness import DEAD_RETENTION, RETENTION, Harness
+from .harness import BOTH_FACES, DEAD_RETENTION, RETENTION, Harness
 from .support import build, claim_one, list_ids, put, settle
+
+pytestmark = BOTH_FACES
 
 
 async def _keyed(harness: Harness, key: str, status: JobStatus, **options: object) -> Job:

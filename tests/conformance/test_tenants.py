@@ -10,8 +10,10 @@ import pytest
 
 from sqsjobs import JobIdempotencyConflictError
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import build, get, list_ids, put
+
+pytestmark = BOTH_FACES
 
 KEY = "invoice/7f3a9c41-2026-11"
 
