@@ -55,9 +55,13 @@ async def sqs_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
     # One process, one clock: no margin for clocks that disagree (the memory store has
     # none either); tests/aws/test_clock_skew.py covers it.
     store = SqsJobStore.create(
-        unique_prefix(), queues=QUEUES, retention=RETENTION, dead_retention=DEAD_RETENTION,
-        endpoint_url=shared_endpoint(request.config), clock_skew=0.0,
-    )  # fmt: skip
+        unique_prefix(),
+        queues=QUEUES,
+        retention=RETENTION,
+        dead_retention=DEAD_RETENTION,
+        endpoint_url=shared_endpoint(request.config),
+        clock_skew=0.0,
+    )
     try:
         yield Harness("sqs", store, time.time, asyncio.sleep, a_receive_arrives)
     finally:

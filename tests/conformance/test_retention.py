@@ -12,8 +12,9 @@ pytestmark = BOTH_FACES
 
 async def _keyed(harness: Harness, key: str, status: JobStatus, **options: object) -> Job:
     """A job under idempotency key ``key``, taken to ``status`` now."""
-    return await settle(harness, await put(harness, payload=key, idempotency_key=key, **options),
-                        status)  # fmt: skip
+    return await settle(
+        harness, await put(harness, payload=key, idempotency_key=key, **options), status
+    )
 
 
 async def _visible(harness: Harness, job: Job) -> bool:

@@ -95,9 +95,13 @@ class Hooks:
 
     def worker(self, queue: JobQueue, handlers: Any, **options: Any) -> JobWorker:
         return JobWorker(
-            queue, handlers, on_complete=self.complete, on_fail=self.fail, on_dead=self.dead,
+            queue,
+            handlers,
+            on_complete=self.complete,
+            on_fail=self.fail,
+            on_dead=self.dead,
             **options,
-        )  # fmt: skip
+        )
 
 
 def events(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRecord]:
@@ -265,8 +269,10 @@ async def test_stop_ends_a_write_being_retried_within_twice_its_grace_and_releas
     released = await queue.get(job.id)
     assert released is not None
     assert (released.status, released.attempts, released.last_error) == (
-        JobStatus.QUEUED, 0, "worker is stopping",
-    )  # fmt: skip
+        JobStatus.QUEUED,
+        0,
+        "worker is stopping",
+    )
     assert hooks.calls == [] and worker.state.in_flight == 0
 
 
