@@ -21,7 +21,7 @@ from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
 from ..support.clock import FakeClock
 from .conftest import Env
-from .test_serving import wait_until
+from .watch import Watch
 
 
 class Throttled(Exception):
@@ -45,9 +45,11 @@ class FlakyWrites(MemoryJobStore):
         self.refuse_heartbeats = False
         self._advance = advance
         self._clock = clock
+        self.watch = Watch()
 
     def _try(self, name: str, *arguments: Any) -> None:
         self.calls.append((name, arguments))
+        self.watch.changed()
         if self.failures[name] > 0:
             self.failures[name] -= 1
             if self._advance:
@@ -262,7 +264,7 @@ async def test_stop_ends_a_write_being_retried_within_twice_its_grace_and_releas
     hooks = Hooks()
     worker = hooks.worker(queue, {"video.transcode": lambda ctx: "ok"})
     worker.start()
-    await wait_until(lambda: _true(len(store.tries("complete")) > 0))
+    await store.watch.until(lambda: len(store.tries("complete")) > 0)
     started = time.monotonic()
     await worker.stop(grace=0.25)
     assert time.monotonic() - started < 0.25 * 2 + 0.5
@@ -276,21 +278,20 @@ async def test_stop_ends_a_write_being_retried_within_twice_its_grace_and_releas
     assert hooks.calls == [] and worker.state.in_flight == 0
 
 
-async def _true(value: bool) -> bool:
-    return value
-
-
 async def test_a_release_refused_by_a_throttled_store_is_retried(env: Env) -> None:
     store = FlakyWrites({"release": 2}, clock=env.clock)
     queue = JobQueue(store, clock=env.clock)
     job = (await queue.enqueue("index.rebuild")).job
+    started = asyncio.Event()
 
     async def long(ctx: JobContext) -> None:
+        started.set()
         await asyncio.sleep(30)
 
     worker = JobWorker(queue, {"index.rebuild": long})
     worker.start()
-    await wait_until(lambda: _true(worker.state.in_flight == 1))
+    await started.wait()
+    assert worker.state.in_flight == 1
     await worker.stop(grace=2.0)  # the handler ignores nothing: the release follows at once
     released = await queue.get(job.id)
     assert released is not None and (released.status, released.attempts) == (JobStatus.QUEUED, 0)
