@@ -58,9 +58,11 @@ class Drain:
         self._target = 0
         self._reached = asyncio.Event()
         self.worker = JobWorker(
-            queue, {"bench.noop": self._noop}, concurrency=concurrency,
+            queue,
+            {"bench.noop": self._noop},
+            concurrency=concurrency,
             on_complete=self._on_complete,
-        )  # fmt: skip
+        )
 
     @staticmethod
     async def _noop(ctx: JobContext) -> None:

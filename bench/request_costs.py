@@ -125,8 +125,11 @@ async def run(
 
 
 def main() -> None:
-    for name, value in {"AWS_ACCESS_KEY_ID": "b", "AWS_SECRET_ACCESS_KEY": "b",
-                        "AWS_DEFAULT_REGION": "us-east-1"}.items():  # fmt: skip
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "b",
+        "AWS_SECRET_ACCESS_KEY": "b",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
         os.environ.setdefault(name, value)
     logging.getLogger("sqsjobs").setLevel(logging.ERROR)  # the retry scenario's warning
     counter = RequestCounter()
@@ -140,8 +143,10 @@ def main() -> None:
     print("\n| " + " | ".join([*header, "$ per million jobs"]) + " |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, writes, refused, reads, sqs in rows:
-        print(f"| {name} | {writes:.2f} | {refused:.2f} | {reads:.2f} | {sqs:.2f} | "
-              f"{cost(writes, refused, reads, sqs):.2f} |")  # fmt: skip
+        print(
+            f"| {name} | {writes:.2f} | {refused:.2f} | {reads:.2f} | {sqs:.2f} | "
+            f"{cost(writes, refused, reads, sqs):.2f} |"
+        )
 
 
 if __name__ == "__main__":

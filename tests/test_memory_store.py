@@ -21,14 +21,9 @@ from sqsjobs._backoff import Backoff
 from sqsjobs._enqueue import QueueConfig, prepare
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
-from .conformance.harness import REALISTIC_START, FakeClock
+from .support.clock import REALISTIC_START, FakeClock
 
 T = REALISTIC_START
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T)
 
 
 @pytest.fixture
@@ -37,9 +32,15 @@ def store(clock: FakeClock) -> MemoryJobStore:
 
 
 CONFIG = QueueConfig.build(
-    object(), default_queue="default", payload_max_bytes=65536, default_max_attempts=3,
-    default_timeout=30.0, default_lease=30.0, backoff=Backoff(), clock=lambda: T,
-)  # fmt: skip
+    object(),
+    default_queue="default",
+    payload_max_bytes=65536,
+    default_max_attempts=3,
+    default_timeout=30.0,
+    default_lease=30.0,
+    backoff=Backoff(),
+    clock=lambda: T,
+)
 
 
 def make(at: float = T, job_id: str | None = None, **options: Any) -> Job:
@@ -95,8 +96,10 @@ async def test_one_claim_of_many_returns_them_in_claim_order(store: MemoryJobSto
     high = await put(store, make(T - 1, priority=1))
     mid = await put(store, make(T - 2))
     assert [job.id for job in await store.claim("default", "w", T, limit=10)] == [
-        high.id, low.id, mid.id,
-    ]  # fmt: skip
+        high.id,
+        low.id,
+        mid.id,
+    ]
 
 
 async def test_a_released_job_queues_behind_older_ones(store: MemoryJobStore) -> None:
@@ -146,13 +149,19 @@ async def test_final_attempt_expiry_dead_letters_then_claims_the_next(
     dead = await store.get(doomed.id, T + 2)
     assert dead is not None
     assert (dead.status, dead.last_error, dead.updated_at) == (
-        JobStatus.DEAD, LEASE_EXPIRED_ERROR, next_job.updated_at,
-    )  # fmt: skip
+        JobStatus.DEAD,
+        LEASE_EXPIRED_ERROR,
+        next_job.updated_at,
+    )
     [record] = [r for r in caplog.records if getattr(r, "event", None) == "jobs.dead"]
     assert record.levelno == logging.WARNING
     assert (record.job_id, record.job_name, record.queue, record.attempt, record.error) == (  # type: ignore[attr-defined]
-        doomed.id, "mem.job", "default", 1, LEASE_EXPIRED_ERROR,
-    )  # fmt: skip
+        doomed.id,
+        "mem.job",
+        "default",
+        1,
+        LEASE_EXPIRED_ERROR,
+    )
     assert claimed.payload is None
 
 
@@ -189,8 +198,9 @@ async def test_at_capacity_expired_terminal_records_are_purged_first(
     newer = await put(small, make(T + 10))
     assert await small.get(done.id, T + 10) is None
     assert {j.id for j in (await small.list(JobFilter(), 10, None, T + 10)).jobs} == {
-        queued.id, newer.id,
-    }  # fmt: skip
+        queued.id,
+        newer.id,
+    }
     with pytest.raises(JobConfigError) as caught:
         await small.put(make(T + 10), None)
     assert caught.value.code == "store_full"

@@ -11,12 +11,32 @@ import sqsjobs
 
 # Every name SPEC §2 makes importable from the package root.
 SPEC_NAMES = {
-    "Backoff", "Cron", "EnqueueRequest", "EnqueueResult", "Handler", "Job", "JobBatchError",
-    "JobConfigError", "JobContext", "JobError", "JobFatalError", "JobFilter",
+    "Backoff",
+    "Cron",
+    "EnqueueRequest",
+    "EnqueueResult",
+    "Handler",
+    "Job",
+    "JobBatchError",
+    "JobConfigError",
+    "JobContext",
+    "JobError",
+    "JobFatalError",
+    "JobFilter",
     "JobIdempotencyConflictError",
-    "JobPage", "JobQueue", "JobRegistry", "JobStatus", "JobStore", "JobTimeoutError", "JobWorker",
-    "MemoryJobStore", "SyncJobQueue", "WorkerState", "compute_backoff", "job_idempotency_key",
-}  # fmt: skip
+    "JobPage",
+    "JobQueue",
+    "JobRegistry",
+    "JobStatus",
+    "JobStore",
+    "JobTimeoutError",
+    "JobWorker",
+    "MemoryJobStore",
+    "SyncJobQueue",
+    "WorkerState",
+    "compute_backoff",
+    "job_idempotency_key",
+}
 
 HEAVY = ("aioboto3", "aiobotocore", "aiohttp", "click", "rich")
 

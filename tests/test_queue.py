@@ -28,7 +28,7 @@ from sqsjobs import (
     SyncJobQueue,
 )
 
-from .conformance.harness import REALISTIC_START, FakeClock
+from .support.clock import REALISTIC_START, FakeClock
 
 T = REALISTIC_START
 Queue = JobQueue | SyncJobQueue
@@ -41,11 +41,6 @@ async def call(value: Any) -> Any:
 
 def at(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T)
 
 
 @pytest.fixture
@@ -68,8 +63,11 @@ async def test_enqueue_writes_a_queued_job(queue: Queue) -> None:
     assert result.duplicate is False
     job = result.job
     assert (job.name, job.queue, job.payload, job.status) == (
-        "mail.send", "default", {"to": "a@b.c"}, JobStatus.QUEUED,
-    )  # fmt: skip
+        "mail.send",
+        "default",
+        {"to": "a@b.c"},
+        JobStatus.QUEUED,
+    )
     assert (job.max_attempts, job.lease, job.timeout, job.attempts) == (4, 12.0, 30.0, 0)
     assert job.created_at == job.run_at == job.updated_at == at(T)
     assert await call(queue.get(job.id)) == job
@@ -77,9 +75,15 @@ async def test_enqueue_writes_a_queued_job(queue: Queue) -> None:
 
 async def test_enqueue_options_reach_the_record(queue: Queue) -> None:
     options: dict[str, Any] = {
-        "queue": "other", "idempotency_key": "k", "tenant": "acme", "delay": 5, "priority": 3,
-        "max_attempts": 1, "timeout": 2.0, "lease": 0.5,
-    }  # fmt: skip
+        "queue": "other",
+        "idempotency_key": "k",
+        "tenant": "acme",
+        "delay": 5,
+        "priority": 3,
+        "max_attempts": 1,
+        "timeout": 2.0,
+        "lease": 0.5,
+    }
     job = (await call(queue.enqueue("a.b", [1], **options))).job
     assert (job.queue, job.idempotency_key, job.tenant, job.priority) == ("other", "k", "acme", 3)
     assert (job.status, job.run_at) == (JobStatus.DELAYED, at(T + 5))
@@ -102,8 +106,9 @@ async def test_enqueue_many_writes_every_request_in_order(queue: Queue) -> None:
         )
     )
     assert [(r.duplicate, r.job.name, r.job.payload, r.job.queue) for r in results] == [
-        (False, "a.b", 1, "default"), (False, "a.c", 2, "other"),
-    ]  # fmt: skip
+        (False, "a.b", 1, "default"),
+        (False, "a.c", 2, "other"),
+    ]
     assert results[1].job.priority == 2
     assert [await call(queue.get(r.job.id)) for r in results] == [r.job for r in results]
 
@@ -123,8 +128,9 @@ async def test_enqueue_many_of_nothing(queue: Queue) -> None:
 async def test_same_key_and_request_returns_the_existing_job(queue: Queue) -> None:
     first = await call(queue.enqueue("a.b", {"x": 1, "y": 2}, idempotency_key="k", tenant="t"))
     others: dict[str, Any] = {"priority": 5, "delay": 30, "max_attempts": 1, "timeout": 1}
-    again = await call(queue.enqueue("a.b", {"y": 2, "x": 1}, idempotency_key="k", tenant="t",
-                                     lease=1, **others))  # fmt: skip
+    again = await call(
+        queue.enqueue("a.b", {"y": 2, "x": 1}, idempotency_key="k", tenant="t", lease=1, **others)
+    )
     assert (again.duplicate, again.job) == (True, first.job)
     assert [j.id for j in (await call(queue.list())).jobs] == [first.job.id]
 
@@ -157,8 +163,10 @@ async def test_a_duplicate_is_returned_whatever_the_status(queue: Queue) -> None
     assert await call(queue.cancel(first.job.id))
     again = await call(queue.enqueue("a.b", idempotency_key="k"))
     assert (again.duplicate, again.job.id, again.job.status) == (
-        True, first.job.id, JobStatus.CANCELLED,
-    )  # fmt: skip
+        True,
+        first.job.id,
+        JobStatus.CANCELLED,
+    )
 
 
 async def test_repeated_keys_in_one_batch_resolve_in_order(queue: Queue) -> None:
@@ -312,8 +320,9 @@ async def test_list_filters_by_queue_name_and_tenant(
     assert [j.id for j in (await call(queue.list(name="a.c"))).jobs] == [ids["running"]]
     assert [j.id for j in (await call(queue.list(tenant="acme"))).jobs] == [ids["running"]]
     assert [j.id for j in (await call(queue.list(queue="default", name="a.b"))).jobs] == [
-        ids["queued"], ids["delayed"],
-    ]  # fmt: skip
+        ids["queued"],
+        ids["delayed"],
+    ]
 
 
 async def test_list_pages_through_cursors(queue: Queue, clock: FakeClock) -> None:
@@ -330,9 +339,15 @@ async def test_list_pages_through_cursors(queue: Queue, clock: FakeClock) -> Non
 
 @pytest.mark.parametrize(
     "arguments",
-    [{"status": "finished"}, {"status": ["queued", "bogus"]}, {"limit": 0}, {"limit": 1001},
-     {"limit": True}, {"cursor": "garbage"}],
-)  # fmt: skip
+    [
+        {"status": "finished"},
+        {"status": ["queued", "bogus"]},
+        {"limit": 0},
+        {"limit": 1001},
+        {"limit": True},
+        {"cursor": "garbage"},
+    ],
+)
 async def test_list_rejects_bad_arguments(queue: Queue, arguments: dict[str, Any]) -> None:
     with pytest.raises(JobConfigError) as caught:
         await call(queue.list(**arguments))
@@ -345,9 +360,16 @@ def _cursor(text: str) -> str:
 
 @pytest.mark.parametrize(
     "cursor",
-    ['[NaN,"x"]', '[Infinity,"x"]', '[-Infinity,"x"]', '[1e999,"x"]', '[1e300,"x"]',
-     f'[{10**400},"x"]', '[1796094741.2439704,"\\udc00"]'],
-)  # fmt: skip
+    [
+        '[NaN,"x"]',
+        '[Infinity,"x"]',
+        '[-Infinity,"x"]',
+        '[1e999,"x"]',
+        '[1e300,"x"]',
+        f'[{10**400},"x"]',
+        '[1796094741.2439704,"\\udc00"]',
+    ],
+)
 async def test_list_refuses_a_cursor_that_is_not_a_finite_position(
     queue: Queue, clock: FakeClock, cursor: str
 ) -> None:
@@ -360,9 +382,12 @@ async def test_list_refuses_a_cursor_that_is_not_a_finite_position(
 
 @pytest.mark.parametrize(
     ("arguments", "code"),
-    [({"queue": "a b"}, "invalid_name"), ({"name": "1"}, "invalid_name"),
-     ({"tenant": "A"}, "invalid_option")],
-)  # fmt: skip
+    [
+        ({"queue": "a b"}, "invalid_name"),
+        ({"name": "1"}, "invalid_name"),
+        ({"tenant": "A"}, "invalid_option"),
+    ],
+)
 async def test_list_validates_its_filters(
     queue: Queue, arguments: dict[str, Any], code: str
 ) -> None:
@@ -389,9 +414,18 @@ DIGITS = sys.get_int_max_str_digits()
         ({"priority": 2**53 + 1}, "from -2147483648 to 2147483647"),
         ({"priority": -(2**31) - 1}, "from -2147483648 to 2147483647"),
     ],
-    ids=["lease", "lease-timedelta", "timeout", "delay", "delay-timedelta-max",
-         "run_at-max", "run_at-367-days", "priority-2**53+1", "priority-below"],
-)  # fmt: skip
+    ids=[
+        "lease",
+        "lease-timedelta",
+        "timeout",
+        "delay",
+        "delay-timedelta-max",
+        "run_at-max",
+        "run_at-367-days",
+        "priority-2**53+1",
+        "priority-below",
+    ],
+)
 async def test_options_out_of_bounds_are_refused_before_any_write(
     queue: Queue, options: dict[str, Any], allowed: str
 ) -> None:
@@ -406,13 +440,18 @@ async def test_options_out_of_bounds_are_refused_before_any_write(
 
 async def test_options_at_their_bounds_are_kept(queue: Queue) -> None:
     options: dict[str, Any] = {
-        "lease": 43_200, "timeout": timedelta(days=7), "delay": timedelta(days=366),
+        "lease": 43_200,
+        "timeout": timedelta(days=7),
+        "delay": timedelta(days=366),
         "priority": 2**31 - 1,
-    }  # fmt: skip
+    }
     job = (await call(queue.enqueue("report.build", {"tenant": "acme"}, **options))).job
     assert (job.lease, job.timeout, job.run_at, job.priority) == (
-        43_200.0, 604_800.0, at(T + 366 * 86_400), 2**31 - 1,
-    )  # fmt: skip
+        43_200.0,
+        604_800.0,
+        at(T + 366 * 86_400),
+        2**31 - 1,
+    )
     assert await call(queue.get(job.id)) == job
 
 
@@ -443,8 +482,10 @@ async def test_a_sync_enqueue_from_a_thread_wakes_an_async_claimer(store: Memory
     result = await asyncio.to_thread(producer.enqueue, "a.b", {"n": 1})
     [claimed] = await asyncio.wait_for(waiting, timeout=4)
     assert (claimed.id, claimed.status, claimed.payload) == (
-        result.job.id, JobStatus.RUNNING, {"n": 1},
-    )  # fmt: skip
+        result.job.id,
+        JobStatus.RUNNING,
+        {"n": 1},
+    )
 
 
 class AsyncOnlyStore:
@@ -499,17 +540,27 @@ async def test_enqueue_and_duplicate_log_structured_records_without_the_payload(
     queue: Queue, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
-        first = await call(queue.enqueue("a.b", {"password": SECRET}, idempotency_key="k",
-                                         delay=2.5))  # fmt: skip
+        first = await call(
+            queue.enqueue("a.b", {"password": SECRET}, idempotency_key="k", delay=2.5)
+        )
         await call(queue.enqueue("a.b", {"password": SECRET}, idempotency_key="k"))
     enqueued, duplicate = _records(caplog)
     fields = ("event", "job_id", "job_name", "queue", "attempt")
     assert tuple(getattr(enqueued, f) for f in (*fields, "delay")) == (
-        "jobs.enqueue", first.job.id, "a.b", "default", 0, 2.5,
-    )  # fmt: skip
+        "jobs.enqueue",
+        first.job.id,
+        "a.b",
+        "default",
+        0,
+        2.5,
+    )
     assert tuple(getattr(duplicate, f) for f in fields) == (
-        "jobs.duplicate", first.job.id, "a.b", "default", 0,
-    )  # fmt: skip
+        "jobs.duplicate",
+        first.job.id,
+        "a.b",
+        "default",
+        0,
+    )
     for record in (enqueued, duplicate):
         assert record.levelno == logging.INFO
         assert SECRET not in record.getMessage()
@@ -525,8 +576,9 @@ async def test_enqueue_many_logs_one_record_per_request(
         )
     records = _records(caplog)
     assert [(r.event, r.job_id, r.job_name) for r in records] == [  # type: ignore[attr-defined]
-        ("jobs.enqueue", results[0].job.id, "a.b"), ("jobs.enqueue", results[1].job.id, "a.c"),
-    ]  # fmt: skip
+        ("jobs.enqueue", results[0].job.id, "a.b"),
+        ("jobs.enqueue", results[1].job.id, "a.c"),
+    ]
     assert all(SECRET not in repr(vars(r)) for r in records)
 
 

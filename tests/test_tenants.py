@@ -23,17 +23,12 @@ from sqsjobs import (
     TenantJobQueue,
 )
 
-from .conformance.harness import FakeClock
+from .support.clock import REALISTIC_START, FakeClock
 from .test_queue import call
 
-T = 1796094741.2439704
+T = REALISTIC_START
 Queue = JobQueue | SyncJobQueue
 KEY = "invoice/7f3a9c41-2026-11"
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T)
 
 
 @pytest.fixture
@@ -44,8 +39,9 @@ def store(clock: FakeClock) -> MemoryJobStore:
 @pytest.fixture(params=[JobQueue, SyncJobQueue], ids=["async", "sync"])
 def queue(request: pytest.FixtureRequest, store: MemoryJobStore, clock: FakeClock) -> Queue:
     cls: type[Queue] = request.param
-    return cls(store, clock=clock, default_queue="billing", default_max_attempts=4,
-               default_lease=12.5)  # fmt: skip
+    return cls(
+        store, clock=clock, default_queue="billing", default_max_attempts=4, default_lease=12.5
+    )
 
 
 async def ids(page: Any) -> list[str]:
@@ -80,8 +76,9 @@ def test_a_views_methods_take_the_facades_arguments(queue: Queue, method: str) -
     """An option added to the façade and not to the views fails here, not in a user's call."""
 
     def shape(function: Any) -> list[tuple[str, Any, Any]]:
-        return [(p.name, p.kind, p.default)
-                for p in inspect.signature(function).parameters.values()]  # fmt: skip
+        return [
+            (p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()
+        ]
 
     assert shape(getattr(queue.for_tenant("acme"), method)) == shape(getattr(queue, method))
 
@@ -116,14 +113,20 @@ async def test_a_view_refuses_another_tenant_before_writing(queue: Queue) -> Non
 
 async def test_enqueue_many_binds_every_request_to_the_views_tenant(queue: Queue) -> None:
     view = queue.for_tenant("globex")
-    results = await call(view.enqueue_many([
-        EnqueueRequest("invoice.send", {"n": 1}),
-        EnqueueRequest("invoice.send", {"n": 2}, tenant="globex", queue="other"),
-        EnqueueRequest("invoice.send", {"n": 1}, idempotency_key=KEY),
-    ]))  # fmt: skip
+    results = await call(
+        view.enqueue_many(
+            [
+                EnqueueRequest("invoice.send", {"n": 1}),
+                EnqueueRequest("invoice.send", {"n": 2}, tenant="globex", queue="other"),
+                EnqueueRequest("invoice.send", {"n": 1}, idempotency_key=KEY),
+            ]
+        )
+    )
     assert [(r.job.tenant, r.job.payload, r.duplicate) for r in results] == [
-        ("globex", {"n": 1}, False), ("globex", {"n": 2}, False), ("globex", {"n": 1}, False),
-    ]  # fmt: skip
+        ("globex", {"n": 1}, False),
+        ("globex", {"n": 2}, False),
+        ("globex", {"n": 1}, False),
+    ]
 
 
 async def test_enqueue_many_checks_every_request_before_writing_any(queue: Queue) -> None:
@@ -184,8 +187,11 @@ async def test_a_view_lists_only_its_tenant(queue: Queue, clock: FakeClock) -> N
     acme = queue.for_tenant("acme")
     mine = []
     for n, tenant in enumerate(["acme", "globex", None, "acme", "initech", "acme"]):
-        result = await call(queue.enqueue("invoice.send", {"n": n}, tenant=tenant,
-                                          queue="other" if n == 5 else None))  # fmt: skip
+        result = await call(
+            queue.enqueue(
+                "invoice.send", {"n": n}, tenant=tenant, queue="other" if n == 5 else None
+            )
+        )
         if tenant == "acme":
             mine.append(result.job.id)
         clock.advance(0.0173)

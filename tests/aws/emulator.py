@@ -7,12 +7,15 @@ restarting the server; dummy credentials keep boto3 away from any real account.
 from __future__ import annotations
 
 import os
+import threading
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
+from typing import Any
 
 import pytest
 
-from sqsjobs.testing import RequestCounter, local_aws
+from sqsjobs.testing import RequestCounter, RequestCounts, WsgiApp, local_aws
 
 ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -23,7 +26,31 @@ ENVIRONMENT = {
     "AWS_CONFIG_FILE": os.devnull,
     "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
 }
-COUNTER = RequestCounter()
+
+
+class ArrivalCounter(RequestCounter):
+    """Counts what the emulator serves and wakes whoever waits for a request to arrive, so
+    a test can wait for a long poll to reach the emulator instead of sleeping."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._arrived = threading.Condition()
+
+    def wrap(self, app: WsgiApp) -> WsgiApp:
+        def arrived(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+            with self._arrived:  # counted already, not yet served
+                self._arrived.notify_all()
+            return app(environ, start_response)
+
+        return super().wrap(arrived)
+
+    def wait_until(self, predicate: Callable[[RequestCounts], bool], timeout: float) -> None:
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: predicate(self.counts()), timeout):
+                raise AssertionError(f"no request arrived within {timeout}s")
+
+
+COUNTER = ArrivalCounter()
 
 
 class _Emulator:

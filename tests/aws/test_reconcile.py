@@ -14,7 +14,7 @@ from typing import Any
 from sqsjobs import JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
 
-from ..conformance.harness import beyond_microseconds
+from ..support.clock import beyond_microseconds
 from .conftest import depth
 
 

@@ -62,8 +62,9 @@ async def test_retry_queues_a_dead_job_again_then_refuses(cli_env: Env, store: S
     job_id = await dead_job(store)
     first = invoke(cli_env, "jobs", "retry", job_id)
     assert (first.exit_code, first.stdout) == (
-        0, f"Retrying job {job_id}: queued again with its attempts reset\n",
-    )  # fmt: skip
+        0,
+        f"Retrying job {job_id}: queued again with its attempts reset\n",
+    )
     job = SyncJobQueue(store).get(job_id)
     assert job is not None and (job.status, job.attempts) == (JobStatus.QUEUED, 0)
 
@@ -90,9 +91,13 @@ async def test_dlq_list_shows_dead_jobs_and_foreign_messages(
     assert "Dead letters of every queue (3)" in result.stdout
     found = {row["job"][:7]: row for row in rows(result.stdout)}
     assert found[job_id[:7]] == {
-        "queue": "default", "job": job_id, "name": "order.ship", "status": "dead",
-        "attempts": "1/5", "receives": "1",
-    }  # fmt: skip
+        "queue": "default",
+        "job": job_id,
+        "name": "order.ship",
+        "status": "dead",
+        "attempts": "1/5",
+        "receives": "1",
+    }
     assert "JobFatalError: the warehouse refused" in result.stdout  # long ones end in …
     assert found["message"]["name"] == found["fffffff"]["name"] == "-"
     assert "│ not a job message " in result.stdout

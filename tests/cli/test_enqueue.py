@@ -24,9 +24,16 @@ def test_enqueue_prints_the_id_of_a_job_that_is_in_the_store(
     cli_env: Env, store: SqsJobStore
 ) -> None:
     result = invoke(
-        cli_env, "enqueue", "email.send", "--payload", '{"to": "ana@example.com", "n": [1, 2]}',
-        "--delay", "30", "--tenant", "acme",
-    )  # fmt: skip
+        cli_env,
+        "enqueue",
+        "email.send",
+        "--payload",
+        '{"to": "ana@example.com", "n": [1, 2]}',
+        "--delay",
+        "30",
+        "--tenant",
+        "acme",
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("Enqueued job ")
     assert "(email.send on default, delayed)" in result.stdout

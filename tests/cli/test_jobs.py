@@ -29,9 +29,11 @@ def test_list_shows_the_jobs_oldest_first_filtered_by_status(
     everything = invoke(cli_env, "jobs", "list")
     assert everything.exit_code == 0, everything.output
     assert rows(everything.stdout) == [
-        (queued[0], "queued"), (queued[1], "cancelled"), (queued[2], "queued"),
+        (queued[0], "queued"),
+        (queued[1], "cancelled"),
+        (queued[2], "queued"),
         (delayed, "delayed"),
-    ]  # fmt: skip
+    ]
     header = next(line for line in everything.stdout.splitlines() if line.startswith("┃ id"))
     assert re.match(r"┃ id +┃ queue +┃ name +┃ status +┃ attempts +┃ run_at \(UTC\) +┃", header)
 

@@ -91,10 +91,11 @@ async def test_terminal_control_sequences_in_a_stored_error_are_shown_escaped(
     """A record written by another writer (or an older version) may hold raw controls."""
     job_id = await dead_job(store, "order-7", {"note": f"payload {TERMINAL}"})
     dynamodb.update_item(
-        TableName=store.table_name, Key=job_key(job_id),
+        TableName=store.table_name,
+        Key=job_key(job_id),
         UpdateExpression="SET last_error = :error",
         ExpressionAttributeValues={":error": {"S": f"RuntimeError: {TERMINAL}\nforged line"}},
-    )  # fmt: skip
+    )
 
     shown = invoke(cli_env, "jobs", "show", job_id)
     assert shown.exit_code == 0, shown.output

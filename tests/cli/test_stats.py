@@ -49,8 +49,19 @@ async def test_stats_shows_every_status_and_the_queue_depths(
     assert result.exit_code == 0, result.output
     assert HEADER.search(result.stdout), result.stdout
     # queued delayed running completed dead cancelled | visible in-flight delayed | DLQ
-    assert row(result.stdout, "default") == ["default", "2", "1", "1", "1", "1", "1",
-                                             "3", "1", "1", "1"]  # fmt: skip
+    assert row(result.stdout, "default") == [
+        "default",
+        "2",
+        "1",
+        "1",
+        "1",
+        "1",
+        "1",
+        "3",
+        "1",
+        "1",
+        "1",
+    ]
     same = invoke(cli_env, "stats", "--queue", "default")
     assert row(same.stdout, "default") == row(result.stdout, "default")
 

@@ -1,7 +1,8 @@
 """The ``harness`` fixture: every conformance test runs once per store kind.
 
 A store joins the suite by adding a factory to ``FACTORIES``: an async context manager
-that yields a ``Harness`` with a fresh, empty store.
+that yields a ``Harness`` with a fresh, empty store. Tests marked ``BOTH_FACES`` run once
+per store kind and face (``face``: async, or the producer operations through ``sync``).
 """
 
 from __future__ import annotations
@@ -15,14 +16,34 @@ import pytest
 
 from sqsjobs import MemoryJobStore
 
-from .harness import DEAD_RETENTION, QUEUES, RETENTION, FakeClock, Harness
+from ..support.clock import FakeClock
+from .harness import DEAD_RETENTION, QUEUES, RETENTION, Harness
+
+RECEIVES = ("sqs", "ReceiveMessage")
 
 
 @asynccontextmanager
 async def memory_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
     clock = FakeClock()
     store = MemoryJobStore(clock=clock, retention=RETENTION, dead_retention=DEAD_RETENTION)
-    yield Harness("memory", store, clock, clock.advance)
+    yield Harness("memory", store, clock, clock.advance, next_turn)
+
+
+@asynccontextmanager
+async def next_turn() -> AsyncIterator[None]:
+    """A memory store's claim waits as soon as its task first runs: one turn of the loop."""
+    yield
+    await asyncio.sleep(0)
+
+
+@asynccontextmanager
+async def a_receive_arrives() -> AsyncIterator[None]:
+    """An SQS claim waits once its ReceiveMessage long poll has reached the emulator."""
+    from tests.aws.emulator import COUNTER
+
+    before = COUNTER.counts().requests[RECEIVES]
+    yield
+    await asyncio.to_thread(COUNTER.wait_until, lambda now: now.requests[RECEIVES] > before, 10)
 
 
 @asynccontextmanager
@@ -34,11 +55,15 @@ async def sqs_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
     # One process, one clock: no margin for clocks that disagree (the memory store has
     # none either); tests/aws/test_clock_skew.py covers it.
     store = SqsJobStore.create(
-        unique_prefix(), queues=QUEUES, retention=RETENTION, dead_retention=DEAD_RETENTION,
-        endpoint_url=shared_endpoint(request.config), clock_skew=0.0,
-    )  # fmt: skip
+        unique_prefix(),
+        queues=QUEUES,
+        retention=RETENTION,
+        dead_retention=DEAD_RETENTION,
+        endpoint_url=shared_endpoint(request.config),
+        clock_skew=0.0,
+    )
     try:
-        yield Harness("sqs", store, time.time, asyncio.sleep)
+        yield Harness("sqs", store, time.time, asyncio.sleep, a_receive_arrives)
     finally:
         await store.aclose()
 
@@ -49,7 +74,13 @@ FACTORIES: dict[str, Callable[[pytest.FixtureRequest], AbstractAsyncContextManag
 }
 
 
+@pytest.fixture
+def face(request: pytest.FixtureRequest) -> str:
+    """The face the producer operations use: async unless the test is marked ``BOTH_FACES``."""
+    return getattr(request, "param", "async")
+
+
 @pytest.fixture(params=sorted(FACTORIES))
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+async def harness(request: pytest.FixtureRequest, face: str) -> AsyncIterator[Harness]:
     async with FACTORIES[request.param](request) as made:
-        yield made
+        yield made if face == "async" else made.through_blocking_face()

@@ -5,16 +5,24 @@ timers are real (SQS visibility and delays) runs on the real clock, and ``advanc
 sleeps; tests therefore keep durations short (leases and delays of a second or two).
 Every harness offers the queues ``default`` and ``other``, and its store keeps terminal
 records for ``RETENTION`` seconds (``DEAD_RETENTION`` for dead ones).
+
+The producer operations (put, put_many, get, cancel, list) also have a blocking face, the
+store's ``sync``. A test module, or a test, marked ``BOTH_FACES`` runs once more with
+those operations taken through it (``ThroughBlockingFace``); the rest stay async.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+import asyncio
+import dataclasses
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from typing import Any
 
-from sqsjobs import JobStore
+import pytest
+
+from sqsjobs import EnqueueResult, Job, JobFilter, JobPage, JobStore, SyncJobStore
 
 QUEUES = ("default", "other")
 # Every harness builds its store with these, so retention tests need only a short wait.
@@ -23,32 +31,8 @@ QUEUES = ("default", "other")
 RETENTION = 4.0
 DEAD_RETENTION = 8.0
 
-
-# Where fake clocks start: a value that reads like ``time.time()``, with digits below the
-# microsecond that a datetime cannot keep (it comes back from one as ...741.24397). Round
-# starting points once hid a bug that about three in four real clock readings trigger.
-REALISTIC_START = 1_796_094_741.2439704
-
-
-def beyond_microseconds(near: float) -> float:
-    """The first instant from ``near`` on that does not survive a trip through a datetime."""
-    moment = near
-    while datetime.fromtimestamp(moment, UTC).timestamp() == moment:
-        moment = math.nextafter(moment, math.inf)
-    return moment
-
-
-class FakeClock:
-    """Epoch seconds that move only when told to, starting at a realistic reading."""
-
-    def __init__(self, start: float = REALISTIC_START) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+FACES = ("async", "blocking")
+BOTH_FACES = pytest.mark.parametrize("face", FACES, indirect=True)
 
 
 @dataclass
@@ -57,6 +41,9 @@ class Harness:
     store: JobStore
     clock: Callable[[], float]
     advance_clock: Callable[[float], object]
+    # ``async with harness.claim_waiting(): <start a claim with wait>`` ends once the
+    # store waits in that claim, so what the test does next happens while it waits.
+    claim_waiting: Callable[[], AbstractAsyncContextManager[None]]
 
     def now(self) -> float:
         return self.clock()
@@ -65,3 +52,55 @@ class Harness:
         result = self.advance_clock(seconds)
         if hasattr(result, "__await__"):
             await result  # type: ignore[misc]
+
+    def through_blocking_face(self) -> Harness:
+        return dataclasses.replace(
+            self, kind=f"{self.kind}-blocking", store=ThroughBlockingFace(self.store)
+        )
+
+
+class ThroughBlockingFace:
+    """``store`` with put, put_many, get, cancel and list taken through its blocking face,
+    called from a thread as a producer outside the event loop calls them."""
+
+    def __init__(self, store: JobStore) -> None:
+        self._store = store
+        blocking = getattr(store, "sync", None)  # a store's own face, not the generic fallback
+        assert blocking is not None, f"{type(store).__name__} has no blocking face"
+        self._blocking: SyncJobStore = blocking
+
+    async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        return await asyncio.to_thread(self._blocking.put, job, fingerprint)
+
+    async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        return await asyncio.to_thread(self._blocking.put_many, items)
+
+    async def get(self, job_id: str, now: float) -> Job | None:
+        return await asyncio.to_thread(self._blocking.get, job_id, now)
+
+    async def cancel(self, job_id: str, now: float) -> bool:
+        return await asyncio.to_thread(self._blocking.cancel, job_id, now)
+
+    async def claim(
+        self, queue: str, worker_id: str, now: float, *, limit: int = 1, wait: float = 0.0
+    ) -> list[Job]:
+        return await self._store.claim(queue, worker_id, now, limit=limit, wait=wait)
+
+    async def heartbeat(
+        self, job_id: str, lease_token: str, lease_until: float, now: float
+    ) -> bool:
+        return await self._store.heartbeat(job_id, lease_token, lease_until, now)
+
+    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
+        return await self._store.complete(job_id, lease_token, now, result)
+
+    async def fail(
+        self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
+    ) -> bool:
+        return await self._store.fail(job_id, lease_token, error, retry_at, now)
+
+    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
+        return await self._store.release(job_id, lease_token, error, now)
+
+    async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        return await asyncio.to_thread(self._blocking.list, filter, limit, cursor, now)

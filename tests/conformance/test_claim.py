@@ -19,10 +19,11 @@ async def test_claim_leases_the_job_to_the_worker(harness: Harness) -> None:
     assert job.lease_token
     assert job.lease_until == utc(now + 1.5)
     assert job.updated_at == utc(now)
-    assert job.model_dump(exclude={"status", "attempts", "locked_by", "lease_token",
-                                   "lease_until", "updated_at"}) == queued.model_dump(
+    assert job.model_dump(
         exclude={"status", "attempts", "locked_by", "lease_token", "lease_until", "updated_at"}
-    )  # fmt: skip
+    ) == queued.model_dump(
+        exclude={"status", "attempts", "locked_by", "lease_token", "lease_until", "updated_at"}
+    )
     assert await get(harness, job.id) == job
 
 
@@ -41,8 +42,9 @@ async def test_every_claim_counts_an_attempt_and_issues_a_new_token(harness: Har
     first = await claim_one(harness)
     assert await harness.store.release(first.id, first.lease_token or "", "E: x", harness.now())
     second = await claim_one(harness)
-    assert await harness.store.fail(second.id, second.lease_token or "", "E: y", harness.now(),
-                                    harness.now())  # fmt: skip
+    assert await harness.store.fail(
+        second.id, second.lease_token or "", "E: y", harness.now(), harness.now()
+    )
     third = await claim_one(harness)
     assert [first.attempts, second.attempts, third.attempts] == [1, 1, 2]
     tokens = {first.lease_token, second.lease_token, third.lease_token}
@@ -80,8 +82,8 @@ async def test_delayed_job_stays_delayed_until_claimed(harness: Harness) -> None
 
 
 async def test_claim_with_wait_returns_a_job_put_while_waiting(harness: Harness) -> None:
-    waiting = asyncio.create_task(harness.store.claim("default", "w1", harness.now(), wait=2))
-    await asyncio.sleep(0.05)
+    async with harness.claim_waiting():
+        waiting = asyncio.create_task(harness.store.claim("default", "w1", harness.now(), wait=2))
     assert not waiting.done()
     prepared = build(harness)
     stored = (await harness.store.put(prepared.job, prepared.fingerprint)).job

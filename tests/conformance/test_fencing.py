@@ -44,8 +44,10 @@ async def test_heartbeat_extends_the_lease(harness: Harness) -> None:
     assert await harness.store.heartbeat(job.id, job.lease_token or "", now + 20, now)
     after = await get(harness, job.id)
     assert (after.status, after.lease_until, after.lease_token) == (
-        JobStatus.RUNNING, utc(now + 20), job.lease_token,
-    )  # fmt: skip
+        JobStatus.RUNNING,
+        utc(now + 20),
+        job.lease_token,
+    )
 
 
 async def test_writes_with_a_wrong_token_or_id_are_refused(harness: Harness) -> None:
@@ -92,8 +94,11 @@ async def test_an_expired_lease_refuses_heartbeats_but_keeps_the_holders_outcome
     harness: Harness,
 ) -> None:
     """Expiry takes effect at the next claim, never on a read or a write by the holder."""
-    outcomes = {"complete": JobStatus.COMPLETED, "fail": JobStatus.DEAD,
-                "release": JobStatus.QUEUED}  # fmt: skip
+    outcomes = {
+        "complete": JobStatus.COMPLETED,
+        "fail": JobStatus.DEAD,
+        "release": JobStatus.QUEUED,
+    }
     for _ in outcomes:
         await put(harness, lease=1, max_attempts=3)
     jobs = [await claim_one(harness) for _ in outcomes]
@@ -118,10 +123,16 @@ async def test_a_lease_expiring_on_the_final_attempt_dead_letters_the_job(
     assert await harness.store.claim("default", "w2", now) == []
     dead = await get(harness, job.id)
     assert (dead.status, dead.last_error, dead.attempts, dead.updated_at) == (
-        JobStatus.DEAD, LEASE_EXPIRED_ERROR, 1, utc(now),
-    )  # fmt: skip
+        JobStatus.DEAD,
+        LEASE_EXPIRED_ERROR,
+        1,
+        utc(now),
+    )
     assert (dead.lease_token, dead.locked_by, dead.lease_until, dead.completed_at) == (
-        None, None, None, None,
-    )  # fmt: skip
+        None,
+        None,
+        None,
+        None,
+    )
     assert not await _complete(harness, job, job.lease_token or "")
     assert await claim(harness) == []

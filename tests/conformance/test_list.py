@@ -8,8 +8,10 @@ import pytest
 
 from sqsjobs import Job, JobConfigError, JobFilter
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import build, claim_one, list_ids, statuses
+
+pytestmark = BOTH_FACES
 
 
 async def _put_at(harness: Harness, at: float, **options: Any) -> Job:
@@ -50,8 +52,9 @@ async def test_a_cursor_is_a_position_that_can_be_read_again(harness: Harness) -
     jobs = [await _put_at(harness, now - 3 + i) for i in range(3)]
     first = await harness.store.list(JobFilter(), 1, None, harness.now())
     assert first.next_cursor is not None
-    again = [await harness.store.list(JobFilter(), 2, first.next_cursor, harness.now())
-             for _ in range(2)]  # fmt: skip
+    again = [
+        await harness.store.list(JobFilter(), 2, first.next_cursor, harness.now()) for _ in range(2)
+    ]
     assert [job.id for job in again[0].jobs] == [job.id for job in again[1].jobs]
     assert [job.id for job in again[0].jobs] == [job.id for job in jobs[1:]]
 

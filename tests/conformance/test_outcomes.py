@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqsjobs import Job, JobStatus
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import claim, claim_one, get, put, settle, utc
 
 LEASE_FIELDS = ("lease_token", "locked_by", "lease_until")
@@ -22,8 +22,11 @@ async def test_complete_records_the_result_and_completed_at(harness: Harness) ->
         assert await harness.store.complete(job.id, job.lease_token or "", now, result)
         done = await get(harness, job.id)
         assert (done.status, done.result, done.completed_at, done.updated_at) == (
-            JobStatus.COMPLETED, result, utc(now), utc(now),
-        )  # fmt: skip
+            JobStatus.COMPLETED,
+            result,
+            utc(now),
+            utc(now),
+        )
         assert (done.attempts, done.last_error) == (1, None)
         assert lease_cleared(done)
 
@@ -35,8 +38,11 @@ async def test_fail_with_a_later_retry_delays_the_job(harness: Harness) -> None:
     assert await harness.store.fail(job.id, job.lease_token or "", "ValueError: x", now + 1, now)
     failed = await get(harness, job.id)
     assert (failed.status, failed.run_at, failed.last_error, failed.attempts) == (
-        JobStatus.DELAYED, utc(now + 1), "ValueError: x", 1,
-    )  # fmt: skip
+        JobStatus.DELAYED,
+        utc(now + 1),
+        "ValueError: x",
+        1,
+    )
     assert (failed.updated_at, failed.completed_at, failed.result) == (utc(now), None, None)
     assert lease_cleared(failed)
     assert await claim(harness) == []
@@ -66,8 +72,11 @@ async def test_fail_without_a_retry_dead_letters_the_job(harness: Harness) -> No
     assert await harness.store.fail(job.id, job.lease_token or "", "JobFatalError: no", None, now)
     dead = await get(harness, job.id)
     assert (dead.status, dead.last_error, dead.attempts, dead.updated_at) == (
-        JobStatus.DEAD, "JobFatalError: no", 1, utc(now),
-    )  # fmt: skip
+        JobStatus.DEAD,
+        "JobFatalError: no",
+        1,
+        utc(now),
+    )
     assert (dead.completed_at, dead.result) == (None, None)
     assert lease_cleared(dead)
     assert await claim(harness) == []
@@ -93,11 +102,15 @@ async def test_release_requeues_without_counting_the_attempt(harness: Harness) -
     assert await harness.store.release(job.id, job.lease_token or "", "worker is stopping", now)
     released = await get(harness, job.id)
     assert (released.status, released.attempts, released.last_error) == (
-        JobStatus.QUEUED, 0, "worker is stopping",
-    )  # fmt: skip
+        JobStatus.QUEUED,
+        0,
+        "worker is stopping",
+    )
     assert (released.run_at, released.updated_at, released.completed_at) == (
-        utc(now), utc(now), None,
-    )  # fmt: skip
+        utc(now),
+        utc(now),
+        None,
+    )
     assert lease_cleared(released)
     # The attempt was not counted, so the final attempt can still run.
     again = await claim_one(harness)
@@ -107,6 +120,7 @@ async def test_release_requeues_without_counting_the_attempt(harness: Harness) -
 # -- cancel -----------------------------------------------------------------------------
 
 
+@BOTH_FACES
 async def test_cancel_of_a_waiting_job(harness: Harness) -> None:
     for delay in [None, 30.0]:
         job = await put(harness, delay=delay)
@@ -114,11 +128,14 @@ async def test_cancel_of_a_waiting_job(harness: Harness) -> None:
         assert await harness.store.cancel(job.id, now)
         cancelled = await get(harness, job.id)
         assert (cancelled.status, cancelled.updated_at, cancelled.completed_at) == (
-            JobStatus.CANCELLED, utc(now), None,
-        )  # fmt: skip
+            JobStatus.CANCELLED,
+            utc(now),
+            None,
+        )
     assert await claim(harness) == []
 
 
+@BOTH_FACES
 async def test_cancel_of_a_running_job_fences_out_its_holder(harness: Harness) -> None:
     await put(harness)
     job = await claim_one(harness)
@@ -133,6 +150,7 @@ async def test_cancel_of_a_running_job_fences_out_its_holder(harness: Harness) -
     assert await get(harness, job.id) == cancelled
 
 
+@BOTH_FACES
 async def test_cancel_of_a_terminal_or_unknown_job_is_refused(harness: Harness) -> None:
     for status in [JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED]:
         terminal = await settle(harness, await put(harness), status)

@@ -10,17 +10,26 @@ import pytest
 
 from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import build, claim_one, get, list_ids, put, settle, utc
+
+pytestmark = BOTH_FACES
 
 
 async def test_put_returns_the_record_and_get_reads_it_back(harness: Harness) -> None:
     now = harness.now()
     prepared = build(
-        harness, "mail.send", {"to": ["a@b.c"], "n": 1.5, "ok": True, "none": None},
-        idempotency_key="k-1", tenant="acme", priority=7, max_attempts=4, timeout=12.5,
-        lease=9.0, at=now,
-    )  # fmt: skip
+        harness,
+        "mail.send",
+        {"to": ["a@b.c"], "n": 1.5, "ok": True, "none": None},
+        idempotency_key="k-1",
+        tenant="acme",
+        priority=7,
+        max_attempts=4,
+        timeout=12.5,
+        lease=9.0,
+        at=now,
+    )
     result = await harness.store.put(prepared.job, prepared.fingerprint)
     assert result.duplicate is False
     assert result.job.model_dump(exclude={"id"}) == prepared.job.model_dump(exclude={"id"})
@@ -64,8 +73,13 @@ async def test_reads_return_copies_that_cannot_change_the_store(harness: Harness
 # -- idempotency ------------------------------------------------------------------------
 
 # Queued last: settle() claims the only claimable job, so none may be left waiting before.
-STATUSES = [JobStatus.RUNNING, JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED,
-            JobStatus.QUEUED]  # fmt: skip
+STATUSES = [
+    JobStatus.RUNNING,
+    JobStatus.COMPLETED,
+    JobStatus.DEAD,
+    JobStatus.CANCELLED,
+    JobStatus.QUEUED,
+]
 
 
 async def test_same_key_and_request_is_a_duplicate_whatever_the_status(harness: Harness) -> None:
@@ -75,9 +89,15 @@ async def test_same_key_and_request_is_a_duplicate_whatever_the_status(harness: 
         existing = await settle(harness, first, status)
         # Options other than name, tenant and payload may differ; key order does not matter.
         again = build(
-            harness, payload={"b": 2, "a": 1}, idempotency_key=key, tenant="t1", priority=9,
-            delay=60, max_attempts=1, lease=5,
-        )  # fmt: skip
+            harness,
+            payload={"b": 2, "a": 1},
+            idempotency_key=key,
+            tenant="t1",
+            priority=9,
+            delay=60,
+            max_attempts=1,
+            lease=5,
+        )
         result = await harness.store.put(again.job, again.fingerprint)
         assert (result.duplicate, result.job) == (True, existing), status
     delayed = await put(harness, idempotency_key="k-delayed", delay=30)
@@ -126,8 +146,11 @@ async def test_put_many_writes_in_order(harness: Harness) -> None:
 
 
 async def test_put_many_resolves_repeated_keys_in_order(harness: Harness) -> None:
-    items = [build(harness, payload="x", idempotency_key="k"), build(harness, payload="y"),
-             build(harness, payload="x", idempotency_key="k", priority=3)]  # fmt: skip
+    items = [
+        build(harness, payload="x", idempotency_key="k"),
+        build(harness, payload="y"),
+        build(harness, payload="x", idempotency_key="k", priority=3),
+    ]
     results = await harness.store.put_many([(p.job, p.fingerprint) for p in items])
     assert [r.duplicate for r in results] == [False, False, True]
     assert results[2].job == results[0].job

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from sqsjobs import Job, JobStatus
 
-from .harness import DEAD_RETENTION, RETENTION, Harness
+from .harness import BOTH_FACES, DEAD_RETENTION, RETENTION, Harness
 from .support import build, claim_one, list_ids, put, settle
+
+pytestmark = BOTH_FACES
 
 
 async def _keyed(harness: Harness, key: str, status: JobStatus, **options: object) -> Job:
     """A job under idempotency key ``key``, taken to ``status`` now."""
-    return await settle(harness, await put(harness, payload=key, idempotency_key=key, **options),
-                        status)  # fmt: skip
+    return await settle(
+        harness, await put(harness, payload=key, idempotency_key=key, **options), status
+    )
 
 
 async def _visible(harness: Harness, job: Job) -> bool:

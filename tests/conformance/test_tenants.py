@@ -10,8 +10,10 @@ import pytest
 
 from sqsjobs import JobIdempotencyConflictError
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import build, get, list_ids, put
+
+pytestmark = BOTH_FACES
 
 KEY = "invoice/7f3a9c41-2026-11"
 
@@ -30,8 +32,10 @@ async def test_another_tenant_reusing_a_key_gets_its_own_job(harness: Harness) -
 
 async def test_no_tenant_is_a_scope_of_its_own(harness: Harness) -> None:
     # "null" and "none" are valid tenant ids: they must not share the no-tenant scope.
-    jobs = [await put(harness, payload="p", idempotency_key=KEY, tenant=tenant)
-            for tenant in (None, "acme", "null", "none")]  # fmt: skip
+    jobs = [
+        await put(harness, payload="p", idempotency_key=KEY, tenant=tenant)
+        for tenant in (None, "acme", "null", "none")
+    ]
     assert len({job.id for job in jobs}) == 4
     assert [job.tenant for job in jobs] == [None, "acme", "null", "none"]
     again = build(harness, payload="p", idempotency_key=KEY)

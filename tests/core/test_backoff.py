@@ -18,9 +18,19 @@ def ceiling() -> float:
 
 @pytest.mark.parametrize(
     ("attempt", "expected"),
-    [(-3, 0.2), (0, 0.2), (1, 0.2), (2, 0.4), (3, 0.8), (4, 1.6), (8, 25.6), (9, 51.2),
-     (10, 60.0), (50, 60.0)],
-)  # fmt: skip
+    [
+        (-3, 0.2),
+        (0, 0.2),
+        (1, 0.2),
+        (2, 0.4),
+        (3, 0.8),
+        (4, 1.6),
+        (8, 25.6),
+        (9, 51.2),
+        (10, 60.0),
+        (50, 60.0),
+    ],
+)
 def test_ceiling_doubles_per_attempt_up_to_max(attempt: int, expected: float) -> None:
     assert compute_backoff(attempt, 0.2, 60.0, ceiling) == pytest.approx(expected, rel=1e-12)
 

@@ -89,12 +89,20 @@ def test_payload_max_bytes_is_capped_by_the_stores_own_limit(
 def test_queue_keeps_valid_options(cls: type[JobQueue | SyncJobQueue]) -> None:
     backoff = Backoff(base=1.0, max=2.0)
     queue = cls(
-        MemoryJobStore(), default_queue="other", payload_max_bytes=10, default_timeout=0,
-        default_lease=0.5, backoff=backoff, clock=lambda: 5.0,
-    )  # fmt: skip
+        MemoryJobStore(),
+        default_queue="other",
+        payload_max_bytes=10,
+        default_timeout=0,
+        default_lease=0.5,
+        backoff=backoff,
+        clock=lambda: 5.0,
+    )
     assert (queue.default_queue, queue.payload_max_bytes, queue.backoff, queue.clock()) == (
-        "other", 10, backoff, 5.0,
-    )  # fmt: skip
+        "other",
+        10,
+        backoff,
+        5.0,
+    )
 
 
 @pytest.mark.parametrize("cls", QUEUES)

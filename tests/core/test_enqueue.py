@@ -19,7 +19,7 @@ from sqsjobs import (
 from sqsjobs._enqueue import list_filter, prepare, prepare_many
 from sqsjobs._idempotency import fingerprint
 
-from ._config import NOW, make_config
+from ..support.config import NOW, make_config
 
 
 def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
@@ -61,8 +61,13 @@ def test_prepare_options_override_the_defaults() -> None:
     )
     job = prepare(make_config(), request, NOW).job
     assert (job.queue, job.priority, job.max_attempts, job.timeout, job.lease, job.tenant) == (
-        "q", 4, 1, 0.0, 2.5, "acme",
-    )  # fmt: skip
+        "q",
+        4,
+        1,
+        0.0,
+        2.5,
+        "acme",
+    )
 
 
 def test_prepare_gives_every_job_a_new_id() -> None:
@@ -137,9 +142,12 @@ def test_list_filter_accepts_limits_1_to_1000(limit: int) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value", "code"),
-    [("queue", "a b", "invalid_name"), ("name", "1x", "invalid_name"),
-     ("tenant", "ACME", "invalid_option")],
-)  # fmt: skip
+    [
+        ("queue", "a b", "invalid_name"),
+        ("name", "1x", "invalid_name"),
+        ("tenant", "ACME", "invalid_option"),
+    ],
+)
 def test_list_filter_validates_queue_name_and_tenant(field: str, value: str, code: str) -> None:
     arguments: dict[str, Any] = {"queue": None, "status": None, "name": None, "tenant": None}
     arguments[field] = value

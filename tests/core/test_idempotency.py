@@ -90,9 +90,15 @@ def test_fingerprint_ignores_key_order_at_every_depth() -> None:
 
 @pytest.mark.parametrize(
     "other",
-    [("m", None, {"a": 1}), ("n", "t", {"a": 1}), ("n", None, {"a": 2}), ("n", None, [1]),
-     ("n", None, {"a": 1.5}), ("n", None, None)],
-)  # fmt: skip
+    [
+        ("m", None, {"a": 1}),
+        ("n", "t", {"a": 1}),
+        ("n", None, {"a": 2}),
+        ("n", None, [1]),
+        ("n", None, {"a": 1.5}),
+        ("n", None, None),
+    ],
+)
 def test_fingerprint_differs_when_name_tenant_or_payload_differ(other: tuple[Any, ...]) -> None:
     assert fingerprint("n", None, {"a": 1}) != fingerprint(*other)
 

@@ -84,9 +84,14 @@ def test_holds_lease_needs_running_with_the_same_token(
 
 @pytest.mark.parametrize(
     ("status", "token", "lease_until", "allowed"),
-    [(R, "t1", NOW + 1, True), (R, "t1", NOW, True), (R, "t1", NOW - 0.001, False),
-     (R, "t2", NOW + 1, False), (D, "t1", NOW + 1, False)],
-)  # fmt: skip
+    [
+        (R, "t1", NOW + 1, True),
+        (R, "t1", NOW, True),
+        (R, "t1", NOW - 0.001, False),
+        (R, "t2", NOW + 1, False),
+        (D, "t1", NOW + 1, False),
+    ],
+)
 def test_may_heartbeat_needs_the_lease_and_time_left_on_it(
     status: JobStatus, token: str, lease_until: float, allowed: bool
 ) -> None:

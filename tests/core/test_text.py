@@ -69,10 +69,13 @@ def test_log_event_keeps_every_caller_s_message_and_fields_on_one_line(
     logger = logging.getLogger("sqsjobs.test_text")
     with caplog.at_level(logging.INFO, logger="sqsjobs.test_text"):
         log_event(
-            logger, logging.WARNING, Event.CLAIM_FAILED,
-            "Claim failed (https://u:p@sqs.invalid/q)\nINFO forged", error="x\ry",
+            logger,
+            logging.WARNING,
+            Event.CLAIM_FAILED,
+            "Claim failed (https://u:p@sqs.invalid/q)\nINFO forged",
+            error="x\ry",
             delay=1.7961e-3,
-        )  # fmt: skip
+        )
     [record] = caplog.records
     assert record.getMessage() == "Claim failed (https://***@sqs.invalid/q)\\nINFO forged"
     assert (record.__dict__["error"], record.__dict__["delay"]) == ("x\\ry", 1.7961e-3)

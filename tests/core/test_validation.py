@@ -19,7 +19,7 @@ from sqsjobs import EnqueueRequest, Job, JobConfigError, JobStatus
 from sqsjobs._enqueue import prepare
 from sqsjobs._validation import checked_json, plain_json
 
-from ._config import NOW, make_config
+from ..support.config import NOW, make_config
 
 CONFIG = make_config()
 
@@ -45,9 +45,22 @@ def test_job_name_accepted(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["", "1email", "_email", ".email", "email send", "email\n", "email\r", "\nemail", "é",
-     "email/x", "a" * 129, None, 5],
-)  # fmt: skip
+    [
+        "",
+        "1email",
+        "_email",
+        ".email",
+        "email send",
+        "email\n",
+        "email\r",
+        "\nemail",
+        "é",
+        "email/x",
+        "a" * 129,
+        None,
+        5,
+    ],
+)
 def test_job_name_rejected(name: Any) -> None:
     message = rejected("invalid_name", name)
     assert repr(name) in message
@@ -120,9 +133,22 @@ class Address(BaseModel):
 
 @pytest.mark.parametrize(
     "payload",
-    [None, True, False, 0, -1, 2**70, 1.5, "", "text", [], {}, [1, "a", None],
-     {"a": {"b": [1, 2.5, {"c": None}]}}],
-)  # fmt: skip
+    [
+        None,
+        True,
+        False,
+        0,
+        -1,
+        2**70,
+        1.5,
+        "",
+        "text",
+        [],
+        {},
+        [1, "a", None],
+        {"a": {"b": [1, 2.5, {"c": None}]}},
+    ],
+)
 def test_json_payload_is_stored_unchanged(payload: Any) -> None:
     assert build(payload=payload).payload == payload
 
@@ -213,9 +239,18 @@ class Note(BaseModel):
         ({"note": Note(title="t", tags={}, count=10**DIGITS)}, "$.note.count", "an int of more"),
         ({"note": Note(title="t", tags={}, extra=Opaque())}, "$.note", "the Note model could not"),
     ],
-    ids=["int", "nested-int", "str", "nested-str", "key", "nested-key", "model-str", "model-int",
-         "model-unserializable"],
-)  # fmt: skip
+    ids=[
+        "int",
+        "nested-int",
+        "str",
+        "nested-str",
+        "key",
+        "nested-key",
+        "model-str",
+        "model-int",
+        "model-unserializable",
+    ],
+)
 def test_payload_that_cannot_be_encoded_rejected(payload: Any, path: str, reason: str) -> None:
     message = rejected("invalid_payload", payload=payload)
     assert f"Job payload at {path}: " in message
@@ -250,12 +285,15 @@ def test_result_that_cannot_be_encoded_is_refused_like_a_payload(result: Any) ->
 
 @given(
     st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
         | st.text(),
         lambda children: st.lists(children) | st.dictionaries(st.text(), children),
         max_leaves=20,
     )
-)  # fmt: skip
+)
 def test_any_plain_json_round_trips_unchanged(value: Any) -> None:
     assert plain_json(value) == value
 
@@ -447,18 +485,32 @@ def test_max_attempts_must_be_an_int_of_at_least_one(max_attempts: Any) -> None:
 
 @pytest.mark.parametrize(
     ("timeout", "stored"),
-    [(0, 0.0), (0.5, 0.5), (timedelta(seconds=90), 90.0), (7 * DAY, 7 * DAY),
-     (timedelta(days=7), 7 * DAY)],
-)  # fmt: skip
+    [
+        (0, 0.0),
+        (0.5, 0.5),
+        (timedelta(seconds=90), 90.0),
+        (7 * DAY, 7 * DAY),
+        (timedelta(days=7), 7 * DAY),
+    ],
+)
 def test_timeout_accepted(timeout: Any, stored: float) -> None:
     assert build(timeout=timeout).timeout == stored
 
 
 @pytest.mark.parametrize(
     "timeout",
-    [-1, math.nan, math.inf, True, "1", 7 * DAY + 0.001, 1e300, timedelta(days=7, microseconds=1),
-     timedelta.max],
-)  # fmt: skip
+    [
+        -1,
+        math.nan,
+        math.inf,
+        True,
+        "1",
+        7 * DAY + 0.001,
+        1e300,
+        timedelta(days=7, microseconds=1),
+        timedelta.max,
+    ],
+)
 def test_bad_timeout_rejected(timeout: Any) -> None:
     message = rejected("invalid_option", timeout=timeout)
     assert message == (
@@ -469,18 +521,33 @@ def test_bad_timeout_rejected(timeout: Any) -> None:
 
 @pytest.mark.parametrize(
     ("lease", "stored"),
-    [(0.5, 0.5), (timedelta(minutes=2), 120.0), (43_200, 43_200.0),
-     (timedelta(hours=12), 43_200.0)],
-)  # fmt: skip
+    [
+        (0.5, 0.5),
+        (timedelta(minutes=2), 120.0),
+        (43_200, 43_200.0),
+        (timedelta(hours=12), 43_200.0),
+    ],
+)
 def test_lease_accepted(lease: Any, stored: float) -> None:
     assert build(lease=lease).lease == stored
 
 
 @pytest.mark.parametrize(
     "lease",
-    [0, -1, math.nan, math.inf, False, timedelta(0), 43_200.001, 1e300,
-     pytest.param(10**400, id="10**400"), timedelta(hours=12, microseconds=1), timedelta.max],
-)  # fmt: skip
+    [
+        0,
+        -1,
+        math.nan,
+        math.inf,
+        False,
+        timedelta(0),
+        43_200.001,
+        1e300,
+        pytest.param(10**400, id="10**400"),
+        timedelta(hours=12, microseconds=1),
+        timedelta.max,
+    ],
+)
 def test_bad_lease_rejected(lease: Any) -> None:
     message = rejected("invalid_option", lease=lease)
     assert message == (

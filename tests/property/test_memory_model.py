@@ -23,7 +23,7 @@ from hypothesis.stateful import (
 
 from sqsjobs import JobFilter, JobQueue, JobStatus, MemoryJobStore
 
-from ..conformance.harness import FakeClock
+from ..support.clock import FakeClock
 
 RETENTION, DEAD_RETENTION, LEASE = 50.0, 100.0, 10.0
 

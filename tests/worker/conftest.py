@@ -8,7 +8,7 @@ import pytest
 
 from sqsjobs import Backoff, JobQueue, MemoryJobStore
 
-from ..conformance.harness import FakeClock
+from ..support.clock import FakeClock
 
 
 @dataclass
@@ -19,8 +19,7 @@ class Env:
 
 
 @pytest.fixture
-def env() -> Env:
-    clock = FakeClock()
+def env(clock: FakeClock) -> Env:
     store = MemoryJobStore(clock=clock)
     queue = JobQueue(store, clock=clock, backoff=Backoff(base=1.0, max=8.0, random=lambda: 1.0))
     return Env(clock, store, queue)

@@ -23,10 +23,17 @@ EMAIL = "zoë.ŝmith@example.com"
 SECRETS = (CARD, HOLDER, EMAIL, "zwölf", "Zoë", "zoë")
 # Every character str.splitlines() breaks at, and how last_error spells it.
 LINE_BREAKS = {
-    "\n": "\\n", "\r": "\\r", "\x0b": "\\x0b", "\x0c": "\\x0c", "\x1c": "\\x1c",
-    "\x1d": "\\x1d", "\x1e": "\\x1e",
-    "\x85": "\\x85", "\u2028": "\\u2028", "\u2029": "\\u2029",
-}  # fmt: skip
+    "\n": "\\n",
+    "\r": "\\r",
+    "\x0b": "\\x0b",
+    "\x0c": "\\x0c",
+    "\x1c": "\\x1c",
+    "\x1d": "\\x1d",
+    "\x1e": "\\x1e",
+    "\x85": "\\x85",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 
 
 class Line(BaseModel):

@@ -6,7 +6,6 @@ import asyncio
 import logging
 import os
 import signal
-import time
 from typing import Any
 
 import pytest
@@ -22,15 +21,7 @@ from sqsjobs import (
 )
 
 from .conftest import Env
-
-
-async def wait_until(predicate: Any, timeout: float = 5.0) -> None:
-    """Poll ``predicate`` until true; the bound is a safety net, not a measured time."""
-    deadline = time.monotonic() + timeout
-    while not await predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
+from .watch import Finished, WatchedStore
 
 
 async def status_of(queue: JobQueue, job: Job) -> JobStatus | None:
@@ -38,11 +29,13 @@ async def status_of(queue: JobQueue, job: Job) -> JobStatus | None:
     return None if current is None else current.status
 
 
-def completed(queue: JobQueue, *jobs: Job) -> Any:
-    async def check() -> bool:
-        return all([await status_of(queue, j) is JobStatus.COMPLETED for j in jobs])
+async def all_completed(queue: JobQueue, *jobs: Job) -> bool:
+    return all([await status_of(queue, job) is JobStatus.COMPLETED for job in jobs])
 
-    return check
+
+def watched(env: Env) -> tuple[WatchedStore, JobQueue]:
+    store = WatchedStore(clock=env.clock)
+    return store, JobQueue(store, clock=env.clock)
 
 
 async def test_start_twice_or_after_stop_is_refused(env: Env) -> None:
@@ -58,10 +51,15 @@ async def test_start_twice_or_after_stop_is_refused(env: Env) -> None:
 
 
 async def test_an_idle_worker_starts_a_new_job_at_once(env: Env) -> None:
-    async with JobWorker(env.queue, {"a": lambda ctx: "done"}) as worker:
-        await asyncio.sleep(0.05)  # the worker is now parked in its long poll
-        job = (await env.queue.enqueue("a")).job
-        await wait_until(completed(env.queue, job))
+    store, queue = watched(env)
+    finished = Finished()
+    async with JobWorker(
+        queue, {"a": lambda ctx: "done"}, on_complete=finished.on_complete
+    ) as worker:
+        await store.watch.until(lambda: store.long_polls == ["default"])  # parked in its poll
+        job = (await queue.enqueue("a")).job
+        await finished.all_completed(job)  # within the safety net, far below the poll's 20 s
+        assert await all_completed(queue, job)
         assert worker.state.in_flight == 0
 
 
@@ -76,8 +74,12 @@ async def test_never_more_runs_than_concurrency(env: Env) -> None:
         running -= 1
 
     jobs = [(await env.queue.enqueue("a")).job for _ in range(12)]
-    async with JobWorker(env.queue, {"a": handler}, concurrency=3):
-        await wait_until(completed(env.queue, *jobs))
+    finished = Finished()
+    async with JobWorker(
+        env.queue, {"a": handler}, concurrency=3, on_complete=finished.on_complete
+    ):
+        await finished.all_completed(*jobs)
+        assert await all_completed(env.queue, *jobs)
     assert peak == 3
 
 
@@ -91,18 +93,19 @@ async def test_earlier_queues_are_claimed_first(env: Env) -> None:
         pass
     assert order == ["high", "high", "low", "low"]
     order.clear()
+    again: list[Job] = []
     for _ in range(2):
-        await env.queue.enqueue("a", "low", queue="low")
-        await env.queue.enqueue("a", "high", queue="high")
-    async with JobWorker(env.queue, handlers, queues=["high", "low"]) as serving:
-        await wait_until(lambda: _true(len(order) == 4))
+        again.append((await env.queue.enqueue("a", "low", queue="low")).job)
+        again.append((await env.queue.enqueue("a", "high", queue="high")).job)
+    finished = Finished()
+    async with JobWorker(
+        env.queue, handlers, queues=["high", "low"], on_complete=finished.on_complete
+    ) as serving:
+        await finished.all_completed(*again)
+        assert len(order) == 4
         assert serving.state.in_flight == 0
     assert order == ["high", "high", "low", "low"]
     assert {await status_of(env.queue, j) for j in late + early} == {JobStatus.COMPLETED}
-
-
-async def _true(value: bool) -> bool:
-    return value
 
 
 class FlakyStore(MemoryJobStore):
@@ -124,9 +127,13 @@ class FlakyStore(MemoryJobStore):
 async def test_claim_errors_are_logged_and_retried(caplog: pytest.LogCaptureFixture) -> None:
     queue = JobQueue(FlakyStore(failures=2))
     job = (await queue.enqueue("a")).job
+    finished = Finished()
     with caplog.at_level(logging.ERROR, logger="sqsjobs"):
-        async with JobWorker(queue, {"a": lambda ctx: None}, poll_interval=0.01):
-            await wait_until(completed(queue, job), timeout=10)
+        async with JobWorker(
+            queue, {"a": lambda ctx: None}, poll_interval=0.01, on_complete=finished.on_complete
+        ):
+            await finished.all_completed(job, timeout=10)
+            assert await all_completed(queue, job)
     failures = [r for r in caplog.records if r.__dict__.get("event") == "jobs.worker.claim_failed"]
     assert len(failures) == 2
     assert failures[0].__dict__["error"] == "ConnectionError: backend unavailable"
@@ -134,16 +141,22 @@ async def test_claim_errors_are_logged_and_retried(caplog: pytest.LogCaptureFixt
 
 async def test_stop_lets_short_runs_finish_and_releases_long_ones(env: Env) -> None:
     hooks: list[Any] = []
+    started: list[float] = []
+    both_started = asyncio.Event()
 
     async def handler(payload: float) -> str:
-        await asyncio.sleep(payload)
+        started.append(payload)
+        if len(started) == 2:
+            both_started.set()
+        await asyncio.sleep(payload)  # the run's work: short for one job, long for the other
         return "done"
 
     quick = (await env.queue.enqueue("a", 0.01)).job
     slow = (await env.queue.enqueue("a", 30.0)).job
     worker = JobWorker(env.queue, {"a": handler}, concurrency=2, on_fail=hooks.append)
     worker.start()
-    await wait_until(lambda: _true(worker.state.in_flight == 2))
+    await both_started.wait()
+    assert worker.state.in_flight == 2
     await worker.stop(grace=0.2)
     assert await status_of(env.queue, quick) is JobStatus.COMPLETED
     released = await env.queue.get(slow.id)
@@ -157,9 +170,10 @@ async def test_stop_lets_short_runs_finish_and_releases_long_ones(env: Env) -> N
 
 
 async def test_stop_releases_a_run_that_ignores_cancellation(env: Env) -> None:
-    done_ignoring = asyncio.Event()
+    done_ignoring, started = asyncio.Event(), asyncio.Event()
 
     async def stubborn(ctx: JobContext) -> None:
+        started.set()
         while not done_ignoring.is_set():
             try:
                 await done_ignoring.wait()
@@ -169,7 +183,8 @@ async def test_stop_releases_a_run_that_ignores_cancellation(env: Env) -> None:
     job = (await env.queue.enqueue("a")).job
     worker = JobWorker(env.queue, {"a": stubborn})
     worker.start()
-    await wait_until(lambda: _true(worker.state.in_flight == 1))
+    await started.wait()
+    assert worker.state.in_flight == 1
     await worker.stop(grace=0.05)
     released = await env.queue.get(job.id)
     done_ignoring.set()  # let the orphaned handler end so the event loop can close
@@ -178,21 +193,30 @@ async def test_stop_releases_a_run_that_ignores_cancellation(env: Env) -> None:
 
 
 async def test_a_long_poll_claim_beyond_free_slots_is_released(env: Env) -> None:
-    gate = asyncio.Event()
+    gate, started = asyncio.Event(), asyncio.Event()
 
     async def handler(ctx: JobContext) -> None:
+        started.set()
         await gate.wait()
 
-    first = (await env.queue.enqueue("a", queue="one")).job
-    async with JobWorker(env.queue, {"a": handler}, queues=["one", "two"]) as worker:
-        await wait_until(lambda: _true(worker.state.in_flight == 1))
-        second = (await env.queue.enqueue("a", queue="two")).job
-        await asyncio.sleep(0.05)
-        waiting = await env.queue.get(second.id)
+    store, queue = watched(env)
+    finished = Finished()
+    worker = JobWorker(
+        queue, {"a": handler}, queues=["one", "two"], on_complete=finished.on_complete
+    )
+    async with worker:
+        await store.watch.until(lambda: sorted(store.long_polls) == ["one", "two"])
+        first = (await queue.enqueue("a", queue="one")).job
+        await started.wait()
+        assert worker.state.in_flight == 1
+        second = (await queue.enqueue("a", queue="two")).job  # the poll on "two" gets it
+        await store.watch.until(lambda: second.id in store.released)
+        waiting = await queue.get(second.id)
         assert waiting is not None and waiting.status is JobStatus.QUEUED
         assert waiting.attempts == 0
         gate.set()
-        await wait_until(completed(env.queue, first, second))
+        await finished.all_completed(first, second)
+        assert await all_completed(queue, first, second)
 
 
 async def test_run_drains_on_sigterm(env: Env) -> None:

@@ -19,9 +19,9 @@ import pytest
 from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker, MemoryJobStore
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
-from ..conformance.harness import FakeClock
+from ..support.clock import FakeClock
 from .conftest import Env
-from .test_serving import wait_until
+from .watch import Watch
 
 
 class Throttled(Exception):
@@ -45,9 +45,11 @@ class FlakyWrites(MemoryJobStore):
         self.refuse_heartbeats = False
         self._advance = advance
         self._clock = clock
+        self.watch = Watch()
 
     def _try(self, name: str, *arguments: Any) -> None:
         self.calls.append((name, arguments))
+        self.watch.changed()
         if self.failures[name] > 0:
             self.failures[name] -= 1
             if self._advance:
@@ -95,9 +97,13 @@ class Hooks:
 
     def worker(self, queue: JobQueue, handlers: Any, **options: Any) -> JobWorker:
         return JobWorker(
-            queue, handlers, on_complete=self.complete, on_fail=self.fail, on_dead=self.dead,
+            queue,
+            handlers,
+            on_complete=self.complete,
+            on_fail=self.fail,
+            on_dead=self.dead,
             **options,
-        )  # fmt: skip
+        )
 
 
 def events(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRecord]:
@@ -105,7 +111,7 @@ def events(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogReco
 
 
 def flaky_env(failures: dict[str, int], **options: Any) -> tuple[FakeClock, FlakyWrites, JobQueue]:
-    clock = FakeClock(1_796_094_741.2439704)
+    clock = FakeClock()
     store = FlakyWrites(failures, clock=clock, **options)
     backoff = Backoff(base=1.0, max=8.0, random=lambda: 1.0)
     return clock, store, JobQueue(store, clock=clock, backoff=backoff)
@@ -258,33 +264,34 @@ async def test_stop_ends_a_write_being_retried_within_twice_its_grace_and_releas
     hooks = Hooks()
     worker = hooks.worker(queue, {"video.transcode": lambda ctx: "ok"})
     worker.start()
-    await wait_until(lambda: _true(len(store.tries("complete")) > 0))
+    await store.watch.until(lambda: len(store.tries("complete")) > 0)
     started = time.monotonic()
     await worker.stop(grace=0.25)
     assert time.monotonic() - started < 0.25 * 2 + 0.5
     released = await queue.get(job.id)
     assert released is not None
     assert (released.status, released.attempts, released.last_error) == (
-        JobStatus.QUEUED, 0, "worker is stopping",
-    )  # fmt: skip
+        JobStatus.QUEUED,
+        0,
+        "worker is stopping",
+    )
     assert hooks.calls == [] and worker.state.in_flight == 0
-
-
-async def _true(value: bool) -> bool:
-    return value
 
 
 async def test_a_release_refused_by_a_throttled_store_is_retried(env: Env) -> None:
     store = FlakyWrites({"release": 2}, clock=env.clock)
     queue = JobQueue(store, clock=env.clock)
     job = (await queue.enqueue("index.rebuild")).job
+    started = asyncio.Event()
 
     async def long(ctx: JobContext) -> None:
+        started.set()
         await asyncio.sleep(30)
 
     worker = JobWorker(queue, {"index.rebuild": long})
     worker.start()
-    await wait_until(lambda: _true(worker.state.in_flight == 1))
+    await started.wait()
+    assert worker.state.in_flight == 1
     await worker.stop(grace=2.0)  # the handler ignores nothing: the release follows at once
     released = await queue.get(job.id)
     assert released is not None and (released.status, released.attempts) == (JobStatus.QUEUED, 0)
@@ -294,7 +301,7 @@ async def test_a_release_refused_by_a_throttled_store_is_retried(env: Env) -> No
 async def test_a_run_raising_outside_its_handler_logs_what_the_next_claim_does(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = FakeClock(1_796_094_741.2439704)
+    clock = FakeClock()
     broken = Backoff(base=1.0, max=8.0, random=lambda: 1 / 0)  # a defect in the run, not a store
     queue = JobQueue(MemoryJobStore(clock=clock), clock=clock, backoff=broken)
     job = (await queue.enqueue("mail.merge", max_attempts=4)).job

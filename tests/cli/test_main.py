@@ -1,4 +1,4 @@
-"""The ``sqsjobs`` command line: the demo's outcome, exit codes and one-line errors.
+"""The ``sqsjobs`` command line itself: the demo's outcome, exit codes and one-line errors.
 
 The demo runs once per store through click's ``CliRunner`` (shared by the tests that
 read its output): on the local AWS emulator (the default: CloudFormation, SQS and

@@ -1,4 +1,4 @@
-"""Shared values for the pure tests: a producer configuration and a fixed instant."""
+"""A producer configuration for the pure tests, on a clock fixed at a realistic instant."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 from sqsjobs._backoff import Backoff
 from sqsjobs._enqueue import QueueConfig
 
-NOW = 1_796_094_741.2439704  # like time.time(): digits a datetime cannot keep
+from .clock import REALISTIC_START
+
+NOW = REALISTIC_START
 
 
 def make_config(store: object | None = None, **overrides: Any) -> QueueConfig:
