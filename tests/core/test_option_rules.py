@@ -28,7 +28,7 @@ from sqsjobs import (
 from sqsjobs._enqueue import list_filter, prepare
 from sqsjobs.contrib.asgi import JobsLifespan
 
-from ._config import NOW, make_config
+from ..support.config import NOW, make_config
 
 SECONDS_REFUSED = [True, False, math.nan, math.inf, -math.inf, -1, -0.25, "1.5", None, [1]]
 INT_REFUSED = [True, False, math.nan, math.inf, -math.inf, -1, 2.0, "3", None, [1]]
