@@ -13,10 +13,10 @@ from typing import Any
 from sqsjobs import EnqueueRequest, Job
 from sqsjobs._backoff import Backoff
 from sqsjobs._enqueue import Prepared, QueueConfig, prepare
-from sqsjobs.aws._items import item_from_job
-from sqsjobs.aws._layout import Layout
-from sqsjobs.aws._sqs import Message, QueueInfo
-from sqsjobs.aws._transport import AwsError, Call, ConditionFailed, Reply
+from sqsjobs.aws.wire.items import item_from_job
+from sqsjobs.aws.wire.layout import Layout
+from sqsjobs.aws.wire.protocol import AwsError, Call, ConditionFailed, Reply
+from sqsjobs.aws.wire.sqs import Message, QueueInfo
 
 NOW = 1_796_094_741.2439704  # like time.time(): digits a datetime cannot keep
 URL = "https://sqs.local/123/default"

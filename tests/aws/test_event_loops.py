@@ -19,9 +19,10 @@ import pytest
 
 from sqsjobs import JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._aio import AioTransport
-from sqsjobs.aws._background import DELETE_WINDOW
-from sqsjobs.aws._transport import Call, Endpoint
+from sqsjobs.aws.store.background import DELETE_WINDOW
+from sqsjobs.aws.transports.aio import AioTransport
+from sqsjobs.aws.transports.endpoint import Endpoint
+from sqsjobs.aws.wire.protocol import Call
 
 from .conftest import depth
 from .emulator import unique_prefix

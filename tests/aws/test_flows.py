@@ -9,10 +9,13 @@ import pytest
 
 from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
-from sqsjobs.aws import _claim, _flows, _settle, _sqs
-from sqsjobs.aws._deliveries import Delivery
-from sqsjobs.aws._items import item_from_job, keyed_id, stored_from_item
-from sqsjobs.aws._transport import Call, Parallel, adrive, drive
+from sqsjobs.aws.flows import claim as _claim
+from sqsjobs.aws.flows import put as _flows
+from sqsjobs.aws.flows import settle as _settle
+from sqsjobs.aws.flows.claim import Delivery
+from sqsjobs.aws.wire import sqs as _sqs
+from sqsjobs.aws.wire.items import item_from_job, keyed_id, stored_from_item
+from sqsjobs.aws.wire.protocol import Call, Parallel, adrive, drive
 
 from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, message, prepared, refused, stored
 

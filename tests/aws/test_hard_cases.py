@@ -14,8 +14,9 @@ from botocore.exceptions import ClientError
 from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._store import CANCELLED_CLAIM
-from sqsjobs.aws._transport import Call, Reply, translate
+from sqsjobs.aws.store.claims import CANCELLED_CLAIM
+from sqsjobs.aws.transports.errors import translate
+from sqsjobs.aws.wire.protocol import Call, Reply
 
 from .conftest import SKEW, depth
 
@@ -39,7 +40,7 @@ async def test_one_message_delivered_to_two_workers_is_claimed_once(
     try:
         enqueued = (await JobQueue(store).enqueue("once")).job
         [job] = await store.claim("default", "w1", time.time())
-        delivery = store._deliveries.get(job.id, job.lease_token or "")
+        delivery = store._state.deliveries.get(job.id, job.lease_token or "")
         assert delivery is not None
         # SQS delivers the same message again while the first worker still runs it.
         url = store.queue_urls["default"]
@@ -282,8 +283,8 @@ async def test_a_refused_heartbeat_forgets_the_claim(store: SqsJobStore) -> None
     await JobQueue(store).enqueue("short", lease=1)
     [job] = await store.claim("default", "w", time.time())
     token = job.lease_token or ""
-    assert store._deliveries.get(job.id, token) is not None
+    assert store._state.deliveries.get(job.id, token) is not None
     await asyncio.sleep(1.2)
     now = time.time()
     assert not await store.heartbeat(job.id, token, now + 1, now)
-    assert store._deliveries.get(job.id, token) is None
+    assert store._state.deliveries.get(job.id, token) is None

@@ -16,9 +16,9 @@ import pytest
 
 from sqsjobs import JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._claim import Verdict, judge
-from sqsjobs.aws._items import stored_from_item
-from sqsjobs.aws._sqs import (
+from sqsjobs.aws.flows.claim import Refusal, why_refused
+from sqsjobs.aws.wire.items import stored_from_item
+from sqsjobs.aws.wire.sqs import (
     MAX_DELAY,
     MAX_VISIBILITY,
     Hide,
@@ -84,7 +84,7 @@ def test_retries_and_releases_never_exhaust_the_redrive_limit() -> None:
 def test_a_refused_claim_of_a_job_not_yet_due_is_a_hop() -> None:
     job = prepared(delay=DAY).job
     item = stored_from_item(stored(job))
-    assert judge(item, "default", NOW + 900, 2.0) is Verdict.NOT_DUE
+    assert why_refused(item, "default", NOW + 900, 2.0) is Refusal.NOT_DUE
     assert item.job.attempts == 0
 
 

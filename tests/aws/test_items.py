@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sqsjobs import JobStatus
-from sqsjobs.aws._items import (
+from sqsjobs.aws.wire.items import (
     SHARDS,
     index_pk,
     index_sk,

@@ -8,18 +8,15 @@ from typing import Any
 import pytest
 
 from sqsjobs import JobConfigError, JobStatus
-from sqsjobs.aws import (
-    DeadLetter,
-    RedriveReport,
-    _dead_letters,
-    _operations,
-    _reconcile,
-    _sqs,
-    _stats,
-)
-from sqsjobs.aws._items import SHARDS
-from sqsjobs.aws._layout import Layout
-from sqsjobs.aws._transport import AwsError, drive
+from sqsjobs.aws import DeadLetter, RedriveReport
+from sqsjobs.aws.flows import dead_letters as _dead_letters
+from sqsjobs.aws.flows import reconcile as _reconcile
+from sqsjobs.aws.flows import redrive as _operations
+from sqsjobs.aws.flows import stats as _stats
+from sqsjobs.aws.wire import sqs as _sqs
+from sqsjobs.aws.wire.items import SHARDS
+from sqsjobs.aws.wire.layout import Layout
+from sqsjobs.aws.wire.protocol import AwsError, drive
 
 from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, prepared, refused, stored
 

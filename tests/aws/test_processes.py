@@ -21,7 +21,7 @@ async def test_a_worker_killed_mid_job_loses_nothing(store: SqsJobStore, tmp_pat
     queue = JobQueue(store)
     enqueued = (await queue.enqueue("hang", {"n": 1}, lease=1, max_attempts=3)).job
     marker = tmp_path / "started"
-    endpoint = store._endpoint.endpoint_url or ""
+    endpoint = store._state.endpoint.endpoint_url or ""
     process = await asyncio.create_subprocess_exec(
         sys.executable, str(HERE / "worker_process.py"), endpoint, store.table_name,
         store.queue_urls["default"], str(marker),
@@ -77,7 +77,7 @@ print(json.dumps({
 
 
 def test_the_blocking_producer_never_loads_asyncio_clients(store: SqsJobStore) -> None:
-    endpoint = store._endpoint.endpoint_url or ""
+    endpoint = store._state.endpoint.endpoint_url or ""
     urls = json.dumps(dict(store.queue_urls))
     done = subprocess.run(
         [sys.executable, "-c", SYNC_PRODUCER, endpoint, store.table_name, urls],

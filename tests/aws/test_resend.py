@@ -17,7 +17,8 @@ from botocore.exceptions import ClientError
 
 from sqsjobs import JobQueue, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._transport import Call, Reply, translate
+from sqsjobs.aws.transports.errors import translate
+from sqsjobs.aws.wire.protocol import Call, Reply
 
 from .conftest import QUEUES, SKEW, depth
 

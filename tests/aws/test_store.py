@@ -13,7 +13,9 @@ import pytest
 
 from sqsjobs import EnqueueRequest, JobConfigError, JobQueue, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.testing import RequestCounter, local_aws
+from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
+
+from .emulator import COUNTER
 
 from .emulator import ENVIRONMENT
 
@@ -31,7 +33,7 @@ def test_create_is_idempotent(aws_endpoint: str, prefix: str) -> None:
         assert set(first.queue_urls) == {"a", "b:c"}
 
 
-def test_from_env_learns_the_dead_letter_queues_from_the_redrive_policy(
+def test_from_env_learns_the_dead_letter_queues_from_the_redrive_policy_when_needed(
     aws_endpoint: str, prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with SqsJobStore.create(prefix, queues=["default", "high"], endpoint_url=aws_endpoint) as made:
@@ -40,6 +42,10 @@ def test_from_env_learns_the_dead_letter_queues_from_the_redrive_policy(
         monkeypatch.setenv("SQSJOBS_QUEUES", urls)
         with SqsJobStore.from_env(endpoint_url=aws_endpoint) as store:
             assert dict(store.queue_urls) == dict(made.queue_urls)
+            before = COUNTER.counts()
+            assert dict(store.dead_letter_queue_urls) == {}  # reading it sends nothing
+            assert COUNTER.counts() - before == RequestCounts.none()
+            store.sync.stats()  # a call that needs the DLQs learns them
             assert dict(store.dead_letter_queue_urls) == dict(made.dead_letter_queue_urls)
             queue = SyncJobQueue(store, default_queue="high")
             job = queue.enqueue("from.env").job

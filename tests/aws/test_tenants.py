@@ -8,7 +8,7 @@ import pytest
 
 from sqsjobs import Job, JobQueue, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._items import keyed_id
+from sqsjobs.aws.wire.items import keyed_id
 
 from ..test_queue import call
 

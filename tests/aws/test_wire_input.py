@@ -33,10 +33,11 @@ import boto3
 import pytest
 
 from sqsjobs import Job, JobQueue, JobStatus, JobWorker
-from sqsjobs.aws import SqsJobStore, _claim
-from sqsjobs.aws._items import item_from_job, job_key
-from sqsjobs.aws._sqs import Message
-from sqsjobs.aws._transport import AwsError, drive
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws.flows import claim as _claim
+from sqsjobs.aws.wire.items import item_from_job, job_key
+from sqsjobs.aws.wire.protocol import AwsError, drive
+from sqsjobs.aws.wire.sqs import Message
 
 from .conftest import depth
 from .fakes import DLQ, NOW, FakeAws, layout, prepared, refused, stored
@@ -213,7 +214,7 @@ async def test_raw_items_are_dead_lettered_with_one_line_each(
 
 
 def _dynamodb(store: SqsJobStore) -> Any:
-    return boto3.client("dynamodb", endpoint_url=store._endpoint.endpoint_url)
+    return boto3.client("dynamodb", endpoint_url=store._state.endpoint.endpoint_url)
 
 
 # -- the same on the scripted fake (pure) ---------------------------------------------------

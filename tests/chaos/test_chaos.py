@@ -39,7 +39,7 @@ import pytest
 
 from sqsjobs import EnqueueRequest, Job, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._items import job_key, stored_from_item
+from sqsjobs.aws.wire.items import job_key, stored_from_item
 from tests.aws.emulator import unique_prefix
 
 from .handlers import LOG_ENV, SLEEP_ENV

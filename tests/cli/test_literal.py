@@ -16,7 +16,7 @@ import pytest
 
 from sqsjobs import JobFatalError, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._items import job_key
+from sqsjobs.aws.wire.items import job_key
 
 from .conftest import Env, invoke
 

@@ -17,8 +17,10 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError
 from botocore.retries.standard import ThrottledRetryableChecker
 
-from sqsjobs.aws._aio import AioTransport
-from sqsjobs.aws._transport import BotoTransport, Call, Endpoint
+from sqsjobs.aws.transports.aio import AioTransport
+from sqsjobs.aws.transports.boto import BotoTransport
+from sqsjobs.aws.transports.endpoint import Endpoint
+from sqsjobs.aws.wire.protocol import Call
 
 from .conftest import FaultyAws
 from .faulty_aws import Fault, FaultPlan

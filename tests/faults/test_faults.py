@@ -51,8 +51,8 @@ from sqsjobs import (
     SyncJobQueue,
 )
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._items import stored_from_item
-from sqsjobs.aws._transport import Endpoint
+from sqsjobs.aws.transports.endpoint import Endpoint
+from sqsjobs.aws.wire.items import stored_from_item
 
 from .conftest import FaultyAws
 from .faulty_aws import OBSERVER_CONFIG, Fault, FaultPlan

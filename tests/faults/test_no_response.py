@@ -16,9 +16,14 @@ import pytest
 from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 
 from sqsjobs import JobBatchError, JobStatus
-from sqsjobs.aws import _claim, _flows, _sqs
-from sqsjobs.aws._aio import AioTransport
-from sqsjobs.aws._transport import AwsError, BotoTransport, Call, Endpoint, drive, no_response
+from sqsjobs.aws.flows import claim as _claim
+from sqsjobs.aws.flows import put as _flows
+from sqsjobs.aws.transports.aio import AioTransport
+from sqsjobs.aws.transports.boto import BotoTransport
+from sqsjobs.aws.transports.endpoint import Endpoint
+from sqsjobs.aws.transports.errors import no_response
+from sqsjobs.aws.wire import sqs as _sqs
+from sqsjobs.aws.wire.protocol import AwsError, Call, drive
 from tests.aws.fakes import NOW, FakeAws, layout, prepared, stored
 
 DROPPED = ConnectionClosedError(endpoint_url="http://127.0.0.1:9")

@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from sqsjobs import JobStatus
-from sqsjobs.aws import _claim, _flows, _settle, _sqs
-from sqsjobs.aws._deliveries import Delivery
-from sqsjobs.aws._items import item_from_job, number
-from sqsjobs.aws._transport import Call, Reply, drive
+from sqsjobs.aws.flows import claim as _claim
+from sqsjobs.aws.flows import put as _flows
+from sqsjobs.aws.flows import settle as _settle
+from sqsjobs.aws.flows.claim import Delivery
+from sqsjobs.aws.wire import sqs as _sqs
+from sqsjobs.aws.wire.items import item_from_job, number
+from sqsjobs.aws.wire.protocol import Call, Reply, drive
 from tests.aws.fakes import DLQ, NOW, FakeAws, layout, message, prepared, refused, stored
 
 # -- put ----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import pytest
 
 from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._transport import Endpoint
+from sqsjobs.aws.transports.endpoint import Endpoint
 
 from .conftest import FaultyAws
 from .faulty_aws import Fault, FaultPlan

@@ -18,7 +18,7 @@ from typing import Any
 
 import boto3  # type: ignore[import-untyped]
 
-from sqsjobs.aws._transport import Call
+from sqsjobs.aws.wire.protocol import Call
 from sqsjobs.testing import RequestCounts
 from tests.aws.emulator import COUNTER
 

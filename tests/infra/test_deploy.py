@@ -21,8 +21,8 @@ import boto3  # type: ignore[import-untyped]
 import pytest
 
 from sqsjobs import JobStatus
-from sqsjobs.aws import _dynamo
-from sqsjobs.aws._items import INDEX, index_pk, item_from_job, job_key, shard
+from sqsjobs.aws.wire import dynamo as _dynamo
+from sqsjobs.aws.wire.items import INDEX, index_pk, item_from_job, job_key, shard
 from sqsjobs.infra import StackEvent, deploy_stack, template_text
 from sqsjobs.infra._deploy import Deployment, stack_policy
 

@@ -36,10 +36,11 @@ from sqsjobs import (
     SyncJobQueue,
 )
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._aio import AioTransport
-from sqsjobs.aws._items import item_from_job
-from sqsjobs.aws._transport import BotoTransport, Call, Reply
 from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler
+from sqsjobs.aws.transports.aio import AioTransport
+from sqsjobs.aws.transports.boto import BotoTransport
+from sqsjobs.aws.wire.items import item_from_job
+from sqsjobs.aws.wire.protocol import Call, Reply
 from sqsjobs.cli import main
 from sqsjobs.infra import deploy_stack
 from tests.lambda_.conftest import Context, receive_event

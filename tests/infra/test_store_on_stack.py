@@ -12,7 +12,7 @@ import pytest
 
 from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._config import STACK_OUTPUTS
+from sqsjobs.aws.store.config import STACK_OUTPUTS
 from sqsjobs.infra import deploy_stack
 
 pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")

@@ -4,7 +4,7 @@ The local emulator creates the resources but ignores much of their configuration
 point-in-time recovery, table encryption, redrive-allow policies, queue policies, alarms,
 and Lambda mappings cannot run there), so these settings are checked here, on the
 template itself. The table must match the item layout the store writes
-(``sqsjobs.aws._items``).
+(``sqsjobs.aws.wire.items``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
-from sqsjobs.aws._items import INDEX, RESENT_AT, TTL_ATTRIBUTE, item_from_job, job_key
-from sqsjobs.aws._sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
+from sqsjobs.aws.wire.items import INDEX, RESENT_AT, TTL_ATTRIBUTE, item_from_job, job_key
+from sqsjobs.aws.wire.sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
 from sqsjobs.infra import TEMPLATES
 from sqsjobs.infra._deploy import PROTECTED, stack_policy
 

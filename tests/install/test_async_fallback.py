@@ -27,7 +27,7 @@ async def store(aws_endpoint: str) -> AsyncIterator[SqsJobStore]:
 def without_aioboto3(monkeypatch: pytest.MonkeyPatch) -> None:
     """Importing aioboto3 fails as it does where the worker extra is not installed."""
     monkeypatch.setitem(sys.modules, "aioboto3", None)
-    monkeypatch.delitem(sys.modules, "sqsjobs.aws._aio", raising=False)
+    monkeypatch.delitem(sys.modules, "sqsjobs.aws.transports.aio", raising=False)
 
 
 @pytest.mark.usefixtures("without_aioboto3")
@@ -47,4 +47,4 @@ async def test_job_queue_enqueues_and_reads_over_boto3_threads(store: SqsJobStor
         "acme-7",
     )
     assert (again.duplicate, repeat.duplicate, repeat.job.id) == (False, True, again.job.id)
-    assert "sqsjobs.aws._aio" not in sys.modules
+    assert "sqsjobs.aws.transports.aio" not in sys.modules

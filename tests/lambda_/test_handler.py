@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from sqsjobs import Backoff, JobContext, JobFatalError, JobStatus, SyncJobQueue
+from sqsjobs import Backoff, JobContext, JobFatalError, JobQueue, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws._sqs import body
 from sqsjobs.aws.lambda_ import make_lambda_handler
+from sqsjobs.aws.wire.sqs import body
 
 from .conftest import Context, receive_event
 
@@ -175,3 +175,19 @@ def test_importing_the_handler_module_loads_no_asyncio_aws_stack() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_making_a_handler_leaves_the_store_a_worker_uses_as_it_was(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    make_lambda_handler({"invoice.send": lambda ctx: None}, store=store)
+    queue = JobQueue(store).for_tenant("malmo-4")
+    enqueued = (await queue.enqueue("invoice.send", {"n": 1796094741.2439704})).job
+    [job] = await store.claim("default", "worker-ö", time.time(), wait=1)
+    assert job.id == enqueued.id and job.lease_token is not None
+    assert await store.complete(job.id, job.lease_token, time.time(), {"sent": True})
+    await store.aclose()  # a worker's store deletes a completed job's message itself
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    url = store.queue_urls["default"]
+    depths = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+    assert {name: depths[name] for name in names} == dict.fromkeys(names, "0")

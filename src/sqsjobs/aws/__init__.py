@@ -1,8 +1,14 @@
 """sqsjobs on AWS: ``SqsJobStore`` keeps jobs in SQS (delivery) and DynamoDB (the record).
 
-Importing this package loads boto3 but never aioboto3 or aiohttp: the asyncio clients
-are opened on the store's first async call, so blocking producers stay light. The
-operator calls' value types load with their flows, on first use.
+The package is four layers, one folder each (see ``docs/architecture.md``): ``wire``
+(the record codec, the message body, request builders and the flow protocol: stdlib
+only), ``flows`` (one module per operation family, written once for both drivers),
+``store`` (``SqsJobStore``, its blocking face, background work, configuration and
+provisioning) and ``transports`` (boto3, aioboto3).
+
+The public names load on first use: ``SqsJobStore`` brings boto3 but never aioboto3 or
+aiohttp (the asyncio clients are opened on the store's first async call), and the
+operator calls' value types load with their flows.
 """
 
 from __future__ import annotations
@@ -10,21 +16,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._store import SqsJobStore
-
 if TYPE_CHECKING:
-    from ._dead_letters import DeadLetter
-    from ._operations import RedriveReport
-    from ._reconcile import ReconcileReport
-    from ._stats import QueueStats
+    from .flows.dead_letters import DeadLetter
+    from .flows.reconcile import ReconcileReport
+    from .flows.redrive import RedriveReport
+    from .flows.stats import QueueStats
+    from .store.sqs_store import SqsJobStore
 
 __all__ = ["DeadLetter", "QueueStats", "ReconcileReport", "RedriveReport", "SqsJobStore"]
 
 _LAZY = {
-    "DeadLetter": "._dead_letters",
-    "QueueStats": "._stats",
-    "ReconcileReport": "._reconcile",
-    "RedriveReport": "._operations",
+    "DeadLetter": ".flows.dead_letters",
+    "QueueStats": ".flows.stats",
+    "ReconcileReport": ".flows.reconcile",
+    "RedriveReport": ".flows.redrive",
+    "SqsJobStore": ".store.sqs_store",
 }
 
 

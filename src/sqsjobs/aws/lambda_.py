@@ -17,9 +17,11 @@ stop at the first record that does not finish, naming it and every record after 
 A job's timeout is capped by the invocation's remaining time less ``safety_margin``; a
 job cut off there is released (the attempt is not counted), never lost.
 
-The module loads boto3 only: AWS calls run in threads (``asyncio.to_thread``) over clients
-made once per container, so no aioboto3 or aiohttp is imported and clients outlive each
-invocation's event loop.
+The module loads boto3 only: the handler works through a Lambda-mode store over the
+given store's state (``store.sqs_store.lambda_mode``; the store passed in is left as it
+was), whose AWS calls run in threads (``asyncio.to_thread``) over clients made once per
+container, so no aioboto3 or aiohttp is imported and clients outlive each invocation's
+event loop.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from .._handlers import JobRegistry
 from .._log import LOGGER_NAME, Event, default_logger
 from .._models import Job
 from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
-from ._sqs import Message
-from ._store import SqsJobStore
+from .store.sqs_store import LambdaMode, SqsJobStore, lambda_mode
+from .wire.sqs import Message
 
 LambdaHandler = Callable[[Mapping[str, Any], Any], dict[str, list[dict[str, str]]]]
 ReconcileHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
@@ -48,7 +50,7 @@ FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
 
 
 @dataclass(frozen=True)
-class Record:
+class EventRecord:
     """One SQS record of a Lambda event, as the store sees a received message."""
 
     queue: str
@@ -73,12 +75,11 @@ def make_lambda_handler(
     """A Lambda handler running ``registry``'s jobs from SQS records (see module docs)."""
     if not 0 <= safety_margin < 900:
         raise ValueError(f"safety_margin must be 0..900 seconds, got {safety_margin!r}")
-    store._threaded = True
-    store._delete_on_complete = False
+    mode = lambda_mode(store)
     runner = _LambdaRunner(
-        store,
+        mode,
         RunSettings(
-            store=store,
+            store=mode.store,
             registry=JobRegistry.from_handlers(registry),
             backoff=backoff or Backoff(),
             payload_max_bytes=payload_max_bytes,
@@ -101,12 +102,12 @@ def make_lambda_handler(
 
 
 class _LambdaRunner:
-    def __init__(self, store: SqsJobStore, settings: RunSettings, margin: float) -> None:
-        self._store = store
+    def __init__(self, mode: LambdaMode, settings: RunSettings, margin: float) -> None:
+        self._mode = mode
         self._settings = settings
         self._margin = margin
         self._queues = {
-            url.rstrip("/").rsplit("/", 1)[-1]: q for q, url in store.queue_urls.items()
+            url.rstrip("/").rsplit("/", 1)[-1]: q for q, url in mode.store.queue_urls.items()
         }
 
     async def invoke(self, event: Mapping[str, Any], context: Any) -> list[str]:
@@ -119,17 +120,17 @@ class _LambdaRunner:
                 run = self._in_order if fifo else self._together
                 failures += await run(queue, [r.message for r in group], cutoff)
         finally:
-            await self._store._background.aclose()  # pending SQS work goes out with this call
+            await self._mode.background.aclose()  # pending SQS work goes out with this call
         return failures
 
-    def _record(self, raw: Mapping[str, Any]) -> Record:
+    def _record(self, raw: Mapping[str, Any]) -> EventRecord:
         source = str(raw.get("eventSourceARN", ""))
         name = source.rsplit(":", 1)[-1]
         queue = self._queues.get(name)
         if queue is None:
             known = ", ".join(sorted(self._queues)) or "none"
             raise ValueError(f"Event record from {source!r}: this store's queues are {known}")
-        return Record(queue, name.endswith(".fifo"), message_from_record(raw))
+        return EventRecord(queue, name.endswith(".fifo"), message_from_record(raw))
 
     async def _together(
         self, queue: str, messages: list[Message], cutoff: float | None
@@ -150,28 +151,19 @@ class _LambdaRunner:
         return []
 
     async def _claim(self, queue: str, messages: list[Message]) -> list[tuple[Job, Message]]:
-        """Claim what the messages deliver; the store settles those that need no run."""
-        store = self._store
-        layout = await store._described(queue)
-        visibility = store._visibility.get(queue, 30)
-        now = self._settings.clock()
+        """Claim what the messages deliver; the claim disposes of those that need no run."""
+        worker_id, now = self._settings.worker_id, self._settings.clock()
         try:
-            jobs = await store._claim_received(
-                layout, queue, messages, self._settings.worker_id, now, visibility
-            )
+            deliveries = await self._mode.claims.claim_messages(queue, messages, worker_id, now)
         except Exception:
             self._settings.logger.exception(
                 "Claiming %d record(s) from %r failed; they return after their visibility",
-                len(messages), queue, extra={"event": "jobs.worker.claim_failed", "queue": queue},
-            )  # fmt: skip
+                len(messages),
+                queue,
+                extra={"event": "jobs.worker.claim_failed", "queue": queue},
+            )
             return []
-        return [(job, self._delivered_by(job)) for job in jobs]
-
-    def _delivered_by(self, job: Job) -> Message:
-        assert job.lease_token is not None
-        delivery = self._store._deliveries.get(job.id, job.lease_token)
-        assert delivery is not None, "a claimed job is registered with its message"
-        return delivery.message
+        return [(delivery.job, delivery.message) for delivery in deliveries]
 
     async def _run(self, job: Job, cutoff: float | None) -> Outcome | None:
         left = None if cutoff is None else max(0.0, cutoff - time.monotonic())
@@ -180,8 +172,9 @@ class _LambdaRunner:
         except Exception:  # not the handler's nor the store's: those have outcomes
             self._settings.logger.exception(
                 "Running job %s raised outside its handler; its message is reported and returns",
-                job.id, extra={"event": "jobs.worker.run_failed", "job_id": job.id},
-            )  # fmt: skip
+                job.id,
+                extra={"event": "jobs.worker.run_failed", "job_id": job.id},
+            )
             return None
 
 
@@ -197,8 +190,8 @@ def message_from_record(raw: Mapping[str, Any]) -> Message:
     )
 
 
-def _groups(records: Sequence[Record]) -> dict[tuple[str, bool], list[Record]]:
-    groups: dict[tuple[str, bool], list[Record]] = {}
+def _groups(records: Sequence[EventRecord]) -> dict[tuple[str, bool], list[EventRecord]]:
+    groups: dict[tuple[str, bool], list[EventRecord]] = {}
     for record in records:
         groups.setdefault((record.queue, record.fifo), []).append(record)
     return groups
@@ -214,7 +207,7 @@ def make_reconcile_handler(*, store: SqsJobStore, grace: float = 900.0) -> Recon
 
     A deployment whose workers are all Lambda functions has no ``sqsjobs worker`` to run
     the periodic pass, so nothing else re-sends the message of a job whose producer
-    failed between its write and its send, or settles a job the redrive policy moved to
+    failed between its write and its send, or records dead a job the redrive policy moved to
     the dead-letter queue. The templates schedule this handler (``ReconcileFunctionArn``,
     every 5 minutes by default). Each pass is idempotent, so overlapping ones are safe.
     The pass runs on boto3 alone, like the producer's blocking face.
@@ -227,9 +220,10 @@ def make_reconcile_handler(*, store: SqsJobStore, grace: float = 900.0) -> Recon
         report = store.sync.reconcile(grace=grace)
         logger.info(
             "Reconciler pass: re-sent %d lost message(s), dead-lettered %d job(s)",
-            report.resent, report.dead,
+            report.resent,
+            report.dead,
             extra={"event": Event.RECONCILED, "resent": report.resent, "dead": report.dead},
-        )  # fmt: skip
+        )
         return {"resent": report.resent, "dead": report.dead}
 
     return handler

@@ -17,7 +17,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
-from ._sqs import MAX_BATCH, Message
+from ..wire.sqs import MAX_BATCH, Message
 
 HOLD = 1.0
 COOL_DOWN = 10.0

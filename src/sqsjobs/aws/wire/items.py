@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .._lifecycle import is_expired
-from .._models import Job, JobStatus
-from .._time import epoch, utc, utc_or_none
-from .._validation import dump_json
+from ..._lifecycle import is_expired
+from ..._models import Job, JobStatus
+from ..._time import epoch, utc, utc_or_none
+from ..._validation import dump_json
 
-Item = dict[str, Any]
+Attributes = dict[str, Any]
 
 SHARDS = 4
 INDEX = "by_status"
@@ -44,7 +44,7 @@ def job_pk(job_id: str) -> str:
     return f"job#{job_id}"
 
 
-def job_key(job_id: str) -> Item:
+def job_key(job_id: str) -> Attributes:
     return {"pk": {"S": job_pk(job_id)}}
 
 
@@ -114,10 +114,10 @@ class Stored:
         return is_expired(self.expires_at, now)
 
 
-def item_from_job(job: Job, fingerprint: str | None) -> Item:
+def item_from_job(job: Job, fingerprint: str | None) -> Attributes:
     """The item ``put`` writes for a new job (never leased, never terminal)."""
     created = epoch(job.created_at)
-    item: Item = {
+    item: Attributes = {
         **job_key(job.id),
         "v": number(ITEM_VERSION),
         "id": text(job.id),
@@ -146,7 +146,7 @@ def item_from_job(job: Job, fingerprint: str | None) -> Item:
     return item
 
 
-def stored_from_item(item: Item) -> Stored:
+def stored_from_item(item: Attributes) -> Stored:
     """Decode an item written by this module (raises ``KeyError``/``ValueError`` if not)."""
     job = Job.model_construct(
         id=_s(item, "id"),
@@ -182,15 +182,15 @@ def stored_from_item(item: Item) -> Stored:
     )
 
 
-def _s(item: Item, name: str) -> str:
+def _s(item: Attributes, name: str) -> str:
     return str(item[name]["S"])
 
 
-def _n(item: Item, name: str) -> float:
+def _n(item: Attributes, name: str) -> float:
     return float(item[name]["N"])
 
 
-def _i(item: Item, name: str) -> int:
+def _i(item: Attributes, name: str) -> int:
     """An integer attribute, parsed exactly (through float, 2**53 + 1 would change)."""
     value = Decimal(str(item[name]["N"]))
     if value != value.to_integral_value():
@@ -198,9 +198,9 @@ def _i(item: Item, name: str) -> int:
     return int(value)
 
 
-def _opt_s(item: Item, name: str) -> str | None:
+def _opt_s(item: Attributes, name: str) -> str | None:
     return _s(item, name) if name in item else None
 
 
-def _opt_n(item: Item, name: str) -> float | None:
+def _opt_n(item: Attributes, name: str) -> float | None:
     return _n(item, name) if name in item else None

@@ -16,11 +16,11 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from .._log import LOGGER_NAME
-from . import _sqs
-from ._held import HOLD, HeldMessages
-from ._sqs import MAX_BATCH, Message
-from ._transport import AwsError, Call, Flow, Reply, adrive
+from ..._log import LOGGER_NAME
+from ..flows.messages import delete_all, hand_back
+from ..wire.protocol import AwsError, Call, Flow, Reply, adrive
+from ..wire.sqs import MAX_BATCH, Message
+from .held import HOLD, HeldMessages
 
 _logger = logging.getLogger(LOGGER_NAME)
 
@@ -55,6 +55,8 @@ class DeleteBuffer:
 
 
 class Background:
+    """The deletes and held messages of one store, sent by timers on the running loop."""
+
     def __init__(self, send: Callable[[Call], Awaitable[Reply]]) -> None:
         self._send = send
         self.deletes = DeleteBuffer()
@@ -80,7 +82,7 @@ class Background:
         loop = self._running_loop()
         full = self.deletes.add(url, handle)
         if full is not None:
-            self.spawn(self._drive(delete_flow(url, full)))
+            self.spawn(self._drive(delete_all(url, full)))
             if not self.deletes and self._delete_timer is not None:
                 self._delete_timer.cancel()  # the window belonged to deletes just sent
                 self._delete_timer = None
@@ -90,7 +92,7 @@ class Background:
     def _flush_deletes(self) -> None:
         self._delete_timer = None
         for url, handles in self.deletes.take_all().items():
-            self.spawn(self._drive(delete_flow(url, handles)))
+            self.spawn(self._drive(delete_all(url, handles)))
 
     def hold(self, queue: str, url: str, messages: list[Message]) -> None:
         """Keep messages received beyond a claim's limit for the next claims."""
@@ -111,7 +113,7 @@ class Background:
         del self._hold_timers[queue]
         stale, due = self.held.expire(queue, time.monotonic())
         if stale:
-            self.spawn(self._drive(hand_back_flow(self._urls[queue], stale)))
+            self.spawn(self._drive(hand_back(self._urls[queue], stale)))
         if due is not None:
             self._schedule_expiry(queue, due)
 
@@ -135,23 +137,12 @@ class Background:
             if timer is not None:
                 timer.cancel()
         self._delete_timer, self._hold_timers = None, {}
-        flows = [delete_flow(url, h) for url, h in self.deletes.take_all().items()]
+        flows = [delete_all(url, h) for url, h in self.deletes.take_all().items()]
         held = self.held.take_all()
-        return flows + [hand_back_flow(self._urls[q], ms) for q, ms in held.items()]
+        return flows + [hand_back(self._urls[q], ms) for q, ms in held.items()]
 
     async def aclose(self) -> None:
         for flow in self.leftovers():
             await self._drive(flow)
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
-
-def delete_flow(url: str, handles: list[str]) -> Flow[None]:
-    for batch in _sqs.chunks(handles):
-        yield _sqs.delete_batch(url, batch)
-
-
-def hand_back_flow(url: str, messages: list[Message]) -> Flow[None]:
-    """Make held messages visible at once, for any worker to take."""
-    for batch in _sqs.chunks(messages):
-        yield _sqs.change_visibility_batch(url, [(m.receipt_handle, 0) for m in batch])

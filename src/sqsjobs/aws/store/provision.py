@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .._validation import check_queue_name
-from ._items import INDEX, TTL_ATTRIBUTE
-from ._sqs import QueueInfo
-from ._transport import AwsError, BotoTransport, Call
+from ..._validation import check_queue_name
+from ..wire.items import INDEX, TTL_ATTRIBUTE
+from ..wire.protocol import AwsError, Call, Send
+from ..wire.sqs import QueueInfo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
@@ -47,7 +47,7 @@ class Provisioned:
 
 
 def provision(
-    transport: BotoTransport, prefix: str, queues: Sequence[str], max_receive_count: int
+    send: Send, prefix: str, queues: Sequence[str], max_receive_count: int
 ) -> Provisioned:
     if not isinstance(prefix, str) or PREFIX.fullmatch(prefix) is None:
         raise ValueError(f"Invalid prefix {prefix!r}: must match {PREFIX.pattern}")
@@ -57,10 +57,8 @@ def provision(
     if isinstance(max_receive_count, bool) or not 1 <= max_receive_count <= 1000:
         raise ValueError(f"max_receive_count must be an int 1..1000, got {max_receive_count!r}")
     table = f"{prefix}-jobs"
-    _ensure_table(transport, table)
-    return Provisioned(
-        table, {q: _ensure_queue(transport, prefix, q, max_receive_count) for q in names}
-    )
+    _ensure_table(send, table)
+    return Provisioned(table, {q: _ensure_queue(send, prefix, q, max_receive_count) for q in names})
 
 
 def sqs_name(prefix: str, queue: str, suffix: str = "") -> str:
@@ -94,26 +92,26 @@ def _table_definition(table: str) -> CreateTableInputTypeDef:
     }
 
 
-def _ensure_table(transport: BotoTransport, table: str) -> None:
+def _ensure_table(send: Send, table: str) -> None:
     try:
-        transport(Call("dynamodb", "create_table", _table_definition(table)))
+        send(Call("dynamodb", "create_table", _table_definition(table)))
     except AwsError as error:
         if error.code != "ResourceInUseException":
             raise
-    _wait_until_active(transport, table)
-    ttl = transport(Call("dynamodb", "describe_time_to_live", {"TableName": table}))
+    _wait_until_active(send, table)
+    ttl = send(Call("dynamodb", "describe_time_to_live", {"TableName": table}))
     if ttl["TimeToLiveDescription"]["TimeToLiveStatus"] not in ("ENABLED", "ENABLING"):
         enable: UpdateTimeToLiveInputTypeDef = {
             "TableName": table,
             "TimeToLiveSpecification": {"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
         }
-        transport(Call("dynamodb", "update_time_to_live", enable))
+        send(Call("dynamodb", "update_time_to_live", enable))
 
 
-def _wait_until_active(transport: BotoTransport, table: str) -> None:
+def _wait_until_active(send: Send, table: str) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
     while True:
-        described = transport(Call("dynamodb", "describe_table", {"TableName": table}))["Table"]
+        described = send(Call("dynamodb", "describe_table", {"TableName": table}))["Table"]
         indexes = described.get("GlobalSecondaryIndexes", [])
         if described["TableStatus"] == "ACTIVE" and all(
             i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
@@ -124,32 +122,30 @@ def _wait_until_active(transport: BotoTransport, table: str) -> None:
         time.sleep(1.0)
 
 
-def _ensure_queue(
-    transport: BotoTransport, prefix: str, queue: str, max_receive_count: int
-) -> QueueInfo:
+def _ensure_queue(send: Send, prefix: str, queue: str, max_receive_count: int) -> QueueInfo:
     dead_letter_url = _create_queue(
-        transport, sqs_name(prefix, queue, "-dlq"),
+        send,
+        sqs_name(prefix, queue, "-dlq"),
         {"MessageRetentionPeriod": str(DEAD_LETTER_RETENTION)},
-    )  # fmt: skip
+    )
     lookup: GetQueueAttributesRequestTypeDef = {
         "QueueUrl": dead_letter_url,
         "AttributeNames": ["QueueArn"],
     }
-    arn = transport(Call("sqs", "get_queue_attributes", lookup))["Attributes"]["QueueArn"]
+    arn = send(Call("sqs", "get_queue_attributes", lookup))["Attributes"]["QueueArn"]
     policy = {"deadLetterTargetArn": arn, "maxReceiveCount": str(max_receive_count)}
     url = _create_queue(
-        transport, sqs_name(prefix, queue),
+        send,
+        sqs_name(prefix, queue),
         {
             "RedrivePolicy": json.dumps(policy, separators=(",", ":")),
             "MessageRetentionPeriod": str(QUEUE_RETENTION),
             "VisibilityTimeout": str(QUEUE_VISIBILITY),
         },
-    )  # fmt: skip
+    )
     return QueueInfo(url, dead_letter_url, max_receive_count, float(QUEUE_RETENTION))
 
 
-def _create_queue(
-    transport: BotoTransport, name: str, attributes: Mapping[QueueAttributeNameType, str]
-) -> str:
+def _create_queue(send: Send, name: str, attributes: Mapping[QueueAttributeNameType, str]) -> str:
     params: CreateQueueRequestTypeDef = {"QueueName": name, "Attributes": attributes}
-    return str(transport(Call("sqs", "create_queue", params))["QueueUrl"])
+    return str(send(Call("sqs", "create_queue", params))["QueueUrl"])

@@ -31,16 +31,10 @@ from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
 from aiobotocore.session import AioSession  # type: ignore[import-untyped]
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
-from ._transport import (
-    NO_RESPONSE,
-    Call,
-    Endpoint,
-    Reply,
-    Service,
-    new_session,
-    no_response,
-    translate,
-)
+from ..wire.protocol import Call, Reply, Service
+from .boto import new_session
+from .endpoint import Endpoint
+from .errors import NO_RESPONSE, no_response, translate
 
 
 class AioTransport:

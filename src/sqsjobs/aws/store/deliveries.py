@@ -2,31 +2,16 @@
 
 Heartbeat, complete, fail and release are called with ``(job_id, lease_token)``; the
 message they must extend, delete or return is found here. The map is explicit state of
-one store instance (a worker claims and settles through the same store); the Lambda
-handler fills it from the event records it was invoked with. A settle call for a claim
+one store instance (a worker claims and records outcomes through the same store); the Lambda
+handler fills it from the event records it was invoked with. An outcome for a claim
 this map does not know still updates the record, and the message is judged again when
 it comes back."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
-from .._models import Job
-from ._sqs import Message
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """A claimed job as it was claimed, and the message that delivered it."""
-
-    job: Job
-    message: Message
-
-    @property
-    def key(self) -> tuple[str, str]:
-        assert self.job.lease_token is not None
-        return (self.job.id, self.job.lease_token)
+from ..flows.claim import Delivery
 
 
 class DeliveryMap:

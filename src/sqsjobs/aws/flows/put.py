@@ -1,6 +1,6 @@
-"""The producer's flows: put, put_many, get and cancel, each written once for both drivers.
+"""The producer's writes: ``put`` and ``put_many``, each written once for both drivers.
 
-A flow is a generator that yields ``Call``s and receives replies (see ``_transport``);
+A flow is a generator that yields ``Call``s and receives replies (see ``wire.protocol``);
 it touches no client and no clock, so ``drive`` runs it on boto3 for ``SyncJobQueue`` and
 ``adrive`` on aioboto3 for ``JobQueue``, and tests run it on a scripted fake.
 
@@ -19,17 +19,15 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .._errors import JobBatchError, JobIdempotencyConflictError
-from .._lifecycle import CANCELLED, expires_at
-from .._models import EnqueueResult, Job
-from . import _dynamo, _sqs
-from ._items import Item as Attributes
-from ._items import Stored, item_from_job, keyed_id, stored_from_item, text
-from ._layout import Layout
-from ._resend import mark_resent, message_overdue
-from ._transport import AwsError, ConditionFailed, Flow, Parallel, public_error
+from ..._errors import JobBatchError, JobIdempotencyConflictError
+from ..._models import EnqueueResult, Job
+from ..wire import dynamo, sqs
+from ..wire.items import Attributes, Stored, item_from_job, keyed_id, stored_from_item, text
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, public_error
+from .resend import mark_resent, message_overdue
 
-Item = tuple[Job, str | None]
+PutEntry = tuple[Job, str | None]  # a job to put, and its idempotency fingerprint
 PUT_ID = "put_id"
 
 
@@ -44,7 +42,7 @@ def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[E
     url = layout.url(job.queue)
     result = yield from _write(layout, placed(job), fingerprint, now)
     if not result.duplicate:
-        yield _sqs.send(url, _body(result.job), _delay(result.job, now))
+        yield sqs.send(url, _body(result.job), _delay(result.job, now))
     return result
 
 
@@ -79,8 +77,8 @@ def _resend_if_lost(layout: Layout, holder: Stored, now: float) -> Flow[None]:
         yield mark_resent(layout.table, holder, now)
     except ConditionFailed:
         return  # someone else re-sent it, or the record moved on
-    yield _sqs.send(
-        layout.url(holder.job.queue), _body(holder.job), _sqs.send_delay(holder.run_at, now)
+    yield sqs.send(
+        layout.url(holder.job.queue), _body(holder.job), sqs.send_delay(holder.run_at, now)
     )
 
 
@@ -96,7 +94,7 @@ def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
     """
     item = _with_put_id(item)
     try:
-        yield _dynamo.put_new(table, item, now)
+        yield dynamo.put_new(table, item, now)
     except ConditionFailed as taken:
         if not _refused_by_itself(taken, item):
             raise
@@ -111,14 +109,14 @@ def _refused_by_itself(refused: ConditionFailed, item: Attributes) -> bool:
 
 
 def _body(job: Job) -> str:
-    return _sqs.body(job.id, job.queue)
+    return sqs.body(job.id, job.queue)
 
 
 def _delay(job: Job, now: float) -> int:
-    return _sqs.send_delay(job.run_at.timestamp(), now)
+    return sqs.send_delay(job.run_at.timestamp(), now)
 
 
-def put_many(layout: Layout, items: Sequence[Item], now: float) -> Flow[list[EnqueueResult]]:
+def put_many(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list[EnqueueResult]]:
     """Write ten at a time (records first, then one message batch per queue).
 
     Results come in request order. The first failure stops the batch with
@@ -131,7 +129,7 @@ def put_many(layout: Layout, items: Sequence[Item], now: float) -> Flow[list[Enq
     for job, _ in items:
         layout.url(job.queue)  # an unknown queue is refused before anything is written
     results: list[EnqueueResult] = []
-    for group in _sqs.chunks([(placed(job), fp) for job, fp in items]):
+    for group in sqs.chunks([(placed(job), fp) for job, fp in items]):
         written = yield from _write_group(layout, group, now)
         if written.error is not None:
             yield from _deliver_quietly(layout, written.results + written.beyond, now)
@@ -160,7 +158,7 @@ class _Written:
     error: JobIdempotencyConflictError | AwsError | None = None
 
 
-def _write_group(layout: Layout, group: Sequence[Item], now: float) -> Flow[_Written]:
+def _write_group(layout: Layout, group: Sequence[PutEntry], now: float) -> Flow[_Written]:
     written = _Written()
     for run in _runs(group):
         try:
@@ -172,13 +170,13 @@ def _write_group(layout: Layout, group: Sequence[Item], now: float) -> Flow[_Wri
     return written
 
 
-def _runs(group: Sequence[Item]) -> Iterator[Sequence[Item]]:
+def _runs(group: Sequence[PutEntry]) -> Iterator[Sequence[PutEntry]]:
     """Consecutive jobs without keys go out together; a keyed job goes alone.
 
     A keyed job may meet a key written earlier in the same batch, so it waits for every
     write before it; jobs without keys have fresh random ids and cannot meet anything.
     """
-    run: list[Item] = []
+    run: list[PutEntry] = []
     for job, fingerprint in group:
         if job.idempotency_key is None:
             run.append((job, fingerprint))
@@ -191,7 +189,9 @@ def _runs(group: Sequence[Item]) -> Iterator[Sequence[Item]]:
         yield run
 
 
-def _write_run(layout: Layout, run: Sequence[Item], now: float, written: _Written) -> Flow[None]:
+def _write_run(
+    layout: Layout, run: Sequence[PutEntry], now: float, written: _Written
+) -> Flow[None]:
     """A keyed job's ``put``; for jobs without keys, their ``PutItem``s sent together.
 
     Each is the conditional ``PutItem`` of ``_put_new`` (one item write per job, as a
@@ -203,7 +203,7 @@ def _write_run(layout: Layout, run: Sequence[Item], now: float, written: _Writte
         written.results.append((yield from _write(layout, job, fingerprint, now)))
         return
     items = [_with_put_id(item_from_job(job, fp)) for job, fp in run]
-    replies = yield Parallel(tuple(_dynamo.put_new(layout.table, item, now) for item in items))
+    replies = yield Parallel(tuple(dynamo.put_new(layout.table, item, now) for item in items))
     for (job, _), item, reply in zip(run, items, replies, strict=True):
         if isinstance(reply, ConditionFailed) and _refused_by_itself(reply, item):
             reply = {}  # our own write: botocore retried it after its response was lost
@@ -221,12 +221,12 @@ def _deliver(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Fl
         if not result.duplicate:
             by_url.setdefault(layout.url(result.job.queue), []).append(result.job)
     for url, jobs in by_url.items():
-        for batch in _sqs.chunks(jobs):
+        for batch in sqs.chunks(jobs):
             entries = [(_body(job), _delay(job, now)) for job in batch]
-            reply = yield _sqs.send_batch(url, entries)
+            reply = yield sqs.send_batch(url, entries)
             for failed in reply.get("Failed", []):
                 text, delay = entries[int(failed["Id"])]
-                yield _sqs.send(url, text, delay)
+                yield sqs.send(url, text, delay)
 
 
 def _deliver_quietly(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Flow[None]:
@@ -243,24 +243,3 @@ def _batch_error(results: list[EnqueueResult], error: Exception, beyond: int = 0
 
 def _cause(error: Exception) -> BaseException:
     return public_error(error) if isinstance(error, AwsError) else error
-
-
-def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
-    """A consistent read; an expired record is absent whether or not TTL deleted it."""
-    reply = yield _dynamo.get(layout.table, job_id)
-    item = reply.get("Item")
-    if item is None:
-        return None
-    stored = stored_from_item(item)
-    return None if stored.expired(now) else stored.job
-
-
-def cancel(layout: Layout, job_id: str, now: float) -> Flow[bool]:
-    """Mark it cancelled; its message is deleted when next received (no SQS call here)."""
-    expiry = expires_at(CANCELLED, now, layout.retention, layout.dead_retention)
-    assert expiry is not None
-    try:
-        yield _dynamo.cancel(layout.table, job_id, now, expiry)
-    except ConditionFailed:
-        return False
-    return True

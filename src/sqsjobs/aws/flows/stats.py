@@ -1,6 +1,6 @@
 """``stats``: per queue, how many jobs are in each status, and what SQS holds.
 
-Counts come from the list index (see ``_items``): a queue's jobs in one status are a key
+Counts come from the list index (see ``wire.items``): a queue's jobs in one status are a key
 range of each of that status's ``SHARDS`` partitions, so a queue costs one
 ``Query(Select=COUNT)`` per (status, shard), all sent at once, plus a page more wherever
 a range holds over 1 MB of items. Terminal records past their retention are still in
@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._lifecycle import TERMINAL
-from .._models import JobStatus
-from . import _dynamo, _sqs
-from ._items import SHARDS, index_pk, number
-from ._layout import Layout
-from ._transport import AwsError, Call, Flow, Parallel, Reply
+from ..._lifecycle import TERMINAL
+from ..._models import JobStatus
+from ..wire import dynamo, sqs
+from ..wire.conditions import UNEXPIRED
+from ..wire.items import SHARDS, index_pk, number
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, Call, Flow, Parallel, Reply
 
 VISIBLE: Final = "ApproximateNumberOfMessages"
 IN_FLIGHT: Final = "ApproximateNumberOfMessagesNotVisible"
@@ -59,9 +60,9 @@ def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueS
     calls: list[Call] = []
     for queue in queues:
         info = layout.info(queue)
-        calls.append(_sqs.queue_attributes(info.url, DEPTHS))
+        calls.append(sqs.queue_attributes(info.url, DEPTHS))
         if info.dead_letter_url is not None:
-            calls.append(_sqs.queue_attributes(info.dead_letter_url, [VISIBLE]))
+            calls.append(sqs.queue_attributes(info.dead_letter_url, [VISIBLE]))
     replies = iter(_checked((yield Parallel(tuple(calls)))))
     found: list[QueueStats] = []
     for queue in queues:
@@ -102,11 +103,16 @@ def _page(table: str, range_: _Range, now: float) -> Call:
     partition = index_pk(range_.status, range_.shard)
     low, high = f"{range_.queue}#", f"{range_.queue}$"  # "$" sorts just after "#"
     if range_.status not in TERMINAL:
-        return _dynamo.count_index(table, partition, low, high, start=range_.start)
-    return _dynamo.count_index(
-        table, partition, low, high, start=range_.start,
-        filter=_dynamo.UNEXPIRED, values={":now": number(now)},
-    )  # fmt: skip
+        return dynamo.count_index(table, partition, low, high, start=range_.start)
+    return dynamo.count_index(
+        table,
+        partition,
+        low,
+        high,
+        start=range_.start,
+        filter=UNEXPIRED,
+        values={":now": number(now)},
+    )
 
 
 def _checked(replies: list[Reply | AwsError]) -> list[Reply]:

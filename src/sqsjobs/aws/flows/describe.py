@@ -1,20 +1,19 @@
-"""Where a store's jobs live: the table, each queue's SQS facts, and the retention periods.
+"""Describing a queue: its redrive policy and retention, read once per queue per store.
 
-A ``Layout`` is an immutable value the flows read. The store learns each queue's
-redrive policy and retention lazily (``describe_queue``, one request per queue per store
-lifetime), unless ``SqsJobStore.create`` already knew them because it made the queues.
+Both faces of a store (and the Lambda handler) learn a queue's facts through this one
+flow; the store keeps what it learned in its ``Layout``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .._errors import JobConfigError
-from ._sqs import QueueInfo
-from ._transport import Call, Flow
+from ..._errors import JobConfigError
+from ..wire.layout import Layout
+from ..wire.protocol import Call, Flow
+from ..wire.sqs import QueueInfo
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import (
@@ -24,36 +23,14 @@ if TYPE_CHECKING:
     )
 
 
-@dataclass(frozen=True)
-class Layout:
-    table: str
-    queue_urls: Mapping[str, str]
-    dead_letter_urls: Mapping[str, str] = field(default_factory=dict)
-    described: Mapping[str, QueueInfo] = field(default_factory=dict)
-    retention: float = 86_400.0
-    dead_retention: float = 1_209_600.0
-    clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
-    resend_after: float = 60.0  # a duplicate enqueue re-sends a message older than this
-
-    def url(self, queue: str) -> str:
-        try:
-            return self.queue_urls[queue]
-        except KeyError:
-            known = ", ".join(sorted(self.queue_urls)) or "none"
-            raise JobConfigError(
-                "invalid_option",
-                f"Queue {queue!r} has no SQS queue in this store; configured queues: {known}",
-            ) from None
-
-    def info(self, queue: str) -> QueueInfo:
-        """The queue's facts; a queue not yet described is assumed to have no limits."""
-        described = self.described.get(queue)
-        if described is not None:
-            return described
-        return QueueInfo(self.url(queue), self.dead_letter_urls.get(queue), None)
-
-    def with_info(self, queue: str, info: QueueInfo) -> Layout:
-        return replace(self, described={**self.described, queue: info})
+def describe_missing(layout: Layout, queues: Sequence[str]) -> Flow[dict[str, QueueInfo]]:
+    """The facts of each queue in ``queues`` that ``layout`` has not described yet."""
+    found: dict[str, QueueInfo] = {}
+    for queue in queues:
+        if queue not in layout.described and queue not in found:
+            url = layout.url(queue)
+            found[queue] = yield from describe_queue(queue, url, layout.dead_letter_urls.get(queue))
+    return found
 
 
 def describe_queue(queue: str, url: str, dead_letter_url: str | None) -> Flow[QueueInfo]:

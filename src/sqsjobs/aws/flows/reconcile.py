@@ -4,7 +4,7 @@ Two passes per queue:
 
 1. *Redriven*: messages the redrive policy moved to the DLQ (their runs kept dying, e.g.
    out of memory, before anything was recorded). A running record whose lease is over
-   is dead-lettered (``_dead_letters.inspect``, shared with ``dead_letters`` and the
+   is dead-lettered (``dead_letters.inspect``, shared with ``dead_letters`` and the
    redrive); the messages stay in the DLQ for inspection and redrive.
 2. *Stale*: records that should have a message but were not claimed for longer than
    ``grace``: queued since ``updated_at``, delayed past ``run_at``, running past
@@ -21,14 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._lifecycle import DELAYED, QUEUED, RUNNING
-from .._models import JobStatus
-from . import _dynamo, _sqs
-from ._dead_letters import peek
-from ._items import SHARDS, Stored, index_pk, number, stored_from_item
-from ._layout import Layout
-from ._resend import mark_resent
-from ._transport import ConditionFailed, Flow
+from ..._lifecycle import DELAYED, QUEUED, RUNNING
+from ..._models import JobStatus
+from ..wire import dynamo, sqs
+from ..wire.items import SHARDS, Stored, index_pk, number, stored_from_item
+from ..wire.layout import Layout
+from ..wire.protocol import ConditionFailed, Flow
+from .dead_letters import peek
+from .resend import mark_resent
 
 # Which instant must be older than the grace period for a record to count as stale.
 STALE_AFTER: tuple[tuple[JobStatus, str], ...] = (
@@ -58,7 +58,7 @@ def reconcile(
 
 
 def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
-    """Peek at the DLQ (``_dead_letters.inspect`` settles abandoned records); count them."""
+    """Peek at the DLQ (``dead_letters.inspect`` records abandoned jobs dead); count them."""
     found = yield from peek(layout, queue, now, DLQ_LIMIT, wait=0)
     return sum(item.reconciled for item in found)
 
@@ -79,9 +79,9 @@ def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
             continue  # it moved since the query: someone is handling it
         fresh.append(stored)
     url = layout.url(queue)
-    for batch in _sqs.chunks(fresh):
-        entries = [(_sqs.body(s.job.id, queue), _sqs.send_delay(s.run_at, now)) for s in batch]
-        yield _sqs.send_batch(url, entries)
+    for batch in sqs.chunks(fresh):
+        entries = [(sqs.body(s.job.id, queue), sqs.send_delay(s.run_at, now)) for s in batch]
+        yield sqs.send_batch(url, entries)
     return len(fresh)
 
 
@@ -94,10 +94,16 @@ def _stale_in(
     found: list[Stored] = []
     start = None
     while True:
-        reply = yield _dynamo.query_index(
-            table, partition, f"{queue}#", f"{queue}$", limit=100, start=start,
-            filter=condition, values={":cutoff": number(cutoff)},
-        )  # fmt: skip
+        reply = yield dynamo.query_index(
+            table,
+            partition,
+            f"{queue}#",
+            f"{queue}$",
+            limit=100,
+            start=start,
+            filter=condition,
+            values={":cutoff": number(cutoff)},
+        )
         found += [stored_from_item(item) for item in reply.get("Items", [])]
         start = reply.get("LastEvaluatedKey")
         if start is None:

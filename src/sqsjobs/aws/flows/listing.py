@@ -1,7 +1,7 @@
 """``list``: a k-way merge over the list index's partitions, oldest first.
 
 Each (status, shard) partition is a DynamoDB partition of the ``by_status`` index, and
-each queue a key range in it (see ``_items``). A page queries every (queue, status,
+each queue a key range in it (see ``wire.items``). A page queries every (queue, status,
 shard) range the filter allows, all at once, and merges them on ``(created_at, id)``,
 fetching a range's next page only when its buffer runs dry before the merge is done.
 
@@ -19,13 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._cursor import decode_cursor, encode_cursor
-from .._models import Job, JobFilter, JobPage, JobStatus
-from .._validation import page_limit
-from . import _dynamo
-from ._items import SHARDS, index_pk, index_sk, number, stored_from_item, text
-from ._layout import Layout
-from ._transport import AwsError, Call, Flow, Parallel
+from ..._cursor import decode_cursor, encode_cursor
+from ..._models import Job, JobFilter, JobPage, JobStatus
+from ..._validation import page_limit
+from ..wire import dynamo
+from ..wire.conditions import UNEXPIRED
+from ..wire.items import SHARDS, index_pk, index_sk, number, stored_from_item, text
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, Call, Flow, Parallel
 
 
 @dataclass
@@ -85,7 +86,7 @@ def _ranges(layout: Layout, filter: JobFilter, after: tuple[float, str] | None) 
 
 def _filter(filter: JobFilter, now: float) -> tuple[str, dict[str, Any]]:
     """Expired records are absent to readers, whether or not TTL has deleted them yet."""
-    clauses = [_dynamo.UNEXPIRED]
+    clauses = [UNEXPIRED]
     values: dict[str, Any] = {":now": number(now)}
     if filter.name is not None:
         clauses.append("#name = :name")
@@ -97,10 +98,16 @@ def _filter(filter: JobFilter, now: float) -> tuple[str, dict[str, Any]]:
 
 
 def _page(table: str, range_: _Range, limit: int, expression: str, values: dict[str, Any]) -> Call:
-    return _dynamo.query_index(
-        table, range_.partition, range_.low, range_.high,
-        limit=limit, start=range_.start, filter=expression, values=values,
-    )  # fmt: skip
+    return dynamo.query_index(
+        table,
+        range_.partition,
+        range_.low,
+        range_.high,
+        limit=limit,
+        start=range_.start,
+        filter=expression,
+        values=values,
+    )
 
 
 def _fill(range_: _Range, reply: Any, after: tuple[float, str] | None, now: float) -> None:

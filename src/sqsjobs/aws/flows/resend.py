@@ -2,17 +2,17 @@
 
 Two callers repair a record whose message went missing (a producer that failed between
 ``PutItem`` and ``SendMessage``, a message purged or lost): the reconciler's stale pass,
-and a duplicate enqueue (``_flows``), which a producer's retry makes. Both claim the
+and a duplicate enqueue (``put``), which a producer's retry makes. Both claim the
 re-send with one conditional write on the numbers they read, so however many of them
 read the same record, one sends.
 """
 
 from __future__ import annotations
 
-from .._lifecycle import WAITING
-from . import _dynamo
-from ._items import Stored
-from ._transport import Call
+from ..._lifecycle import WAITING
+from ..wire import dynamo
+from ..wire.items import Stored
+from ..wire.protocol import Call
 
 
 def message_overdue(stored: Stored, now: float, after: float) -> bool:
@@ -30,6 +30,6 @@ def message_overdue(stored: Stored, now: float, after: float) -> bool:
 
 def mark_resent(table: str, stored: Stored, now: float) -> Call:
     """The conditional write that claims a re-send of ``stored``'s message for this caller."""
-    return _dynamo.mark_resent(
+    return dynamo.mark_resent(
         table, stored.job.id, stored.job.status, stored.updated_at, stored.resent_at, now
     )

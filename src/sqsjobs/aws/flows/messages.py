@@ -1,4 +1,4 @@
-"""What happens to received messages once their records have decided: one batched flow.
+"""Received messages: receiving them, and what happens to them once their records decided.
 
 Claim and settle decide per message (delete it, hide it, re-send it fresh, move it to the
 dead-letter queue) and collect the decisions in a ``MessagePlan``; ``carry_out`` turns a
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import _sqs
-from ._sqs import Hide, Message, QueueInfo, Resend
-from ._transport import AwsError, Flow
+from ..wire import sqs
+from ..wire.protocol import AwsError, Flow
+from ..wire.sqs import Hide, Message, QueueInfo, Resend
 
 
 @dataclass
@@ -47,8 +47,8 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
         copies = [(m, 0) for m in plan.dead_letters]
         moved = yield from send_copies(info.dead_letter_url, copies)
         deletes += [m.receipt_handle for m in moved]
-    calls = [_sqs.change_visibility_batch(info.url, batch) for batch in _sqs.chunks(plan.hides)]
-    calls += [_sqs.delete_batch(info.url, handles) for handles in _sqs.chunks(deletes)]
+    calls = [sqs.change_visibility_batch(info.url, batch) for batch in sqs.chunks(plan.hides)]
+    calls += [sqs.delete_batch(info.url, handles) for handles in sqs.chunks(deletes)]
     for call in calls:
         try:
             yield call
@@ -59,11 +59,27 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
 def send_copies(url: str, copies: list[tuple[Message, int]]) -> Flow[list[Message]]:
     """Send each message's body to ``url``; the messages whose copy was accepted."""
     sent: list[Message] = []
-    for batch in _sqs.chunks(copies):
+    for batch in sqs.chunks(copies):
         try:
-            reply = yield _sqs.send_batch(url, [(m.body, delay) for m, delay in batch])
+            reply = yield sqs.send_batch(url, [(m.body, delay) for m, delay in batch])
         except AwsError:
             continue  # not copied, so not deleted: the original comes back later
         ok = {int(entry["Id"]) for entry in reply.get("Successful", [])}
         sent += [message for i, (message, _) in enumerate(batch) if i in ok]
     return sent
+
+
+def receive(url: str, limit: int, wait: int, visibility: int) -> Flow[list[Message]]:
+    reply = yield sqs.receive(url, limit, wait, visibility)
+    return [sqs.message_from_reply(raw) for raw in reply.get("Messages", [])]
+
+
+def delete_all(url: str, handles: list[str]) -> Flow[None]:
+    for batch in sqs.chunks(handles):
+        yield sqs.delete_batch(url, batch)
+
+
+def hand_back(url: str, messages: list[Message]) -> Flow[None]:
+    """Make messages received but not acted on visible at once, for any worker to take."""
+    for batch in sqs.chunks(messages):
+        yield sqs.change_visibility_batch(url, [(m.receipt_handle, 0) for m in batch])

@@ -1,4 +1,5 @@
-"""Dead-letter queues: read what they hold without removing it, and settle what it says.
+"""Dead-letter queues: read what they hold without removing it, and record dead
+what the redrive policy moved there.
 
 A job queue's DLQ holds two kinds of message (SPEC §3):
 
@@ -27,17 +28,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from .._lifecycle import DEAD, RUNNING, expires_at, lease_expired
-from .._models import Job
-from .._time import utc
-from .._validation import page_limit
-from . import _dynamo, _sqs
-from ._background import hand_back_flow
-from ._claim import receive
-from ._items import Item, Stored, stored_from_item
-from ._layout import Layout
-from ._sqs import MalformedMessage, Message
-from ._transport import AwsError, ConditionFailed, Flow, Parallel
+from ..._lifecycle import DEAD, RUNNING, expires_at, lease_expired
+from ..._models import Job
+from ..._time import utc
+from ..._validation import page_limit
+from ..wire import dynamo, sqs
+from ..wire.items import Attributes, Stored, stored_from_item
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel
+from ..wire.sqs import MalformedMessage, Message
+from .messages import hand_back, receive
 
 PEEK_VISIBILITY = 30  # hidden long enough not to be seen twice in one pass, no longer
 OPERATOR_WAIT = 1  # a long poll asks every SQS server, so "empty" means empty
@@ -45,7 +45,7 @@ OPERATOR_WAIT = 1  # a long poll asks every SQS server, so "empty" means empty
 
 @dataclass(frozen=True)
 class Inspected:
-    """One DLQ message, the job id its body names and that job's record, as now settled."""
+    """One DLQ message, the job id its body names and that job's record as it now stands."""
 
     message: Message
     job_id: str | None  # None: the body is not a delivery token for this queue
@@ -105,12 +105,12 @@ def peek(layout: Layout, queue: str, now: float, limit: int, wait: int) -> Flow[
     found: list[Inspected] = []
     seen: dict[str, Message] = {}
     while len(found) < limit:
-        size = min(_sqs.MAX_BATCH, limit - len(found))
+        size = min(sqs.MAX_BATCH, limit - len(found))
         messages = yield from receive_unseen(url, size, wait, seen)
         if not messages:
             break
         found += yield from inspect(layout, queue, messages, now)
-    yield from hand_back_flow(url, list(seen.values()))
+    yield from hand_back(url, list(seen.values()))
     return found
 
 
@@ -130,38 +130,39 @@ def receive_unseen(url: str, size: int, wait: int, seen: dict[str, Message]) -> 
 def inspect(
     layout: Layout, queue: str, messages: Sequence[Message], now: float
 ) -> Flow[list[Inspected]]:
-    """Read the records ``messages`` name (at once); settle the abandoned ones."""
+    """Read the records ``messages`` name (at once); record the abandoned ones dead."""
     named = [(message, named_job(message, queue)) for message in messages]
     records = yield from _read(layout.table, sorted({i for _, i in named if i is not None}), now)
     reconciled: set[str] = set()
     for wanted, stored in list(records.items()):
         if _abandoned(stored, now, layout.clock_skew):
-            records[wanted], settled = yield from _dead_letter(layout, queue, wanted, now)
-            if settled:
+            records[wanted], recorded = yield from _dead_letter(layout, queue, wanted, now)
+            if recorded:
                 reconciled.add(wanted)
     return [
-        Inspected(message, wanted, None if wanted is None else records[wanted],
-                  wanted in reconciled)
+        Inspected(
+            message, wanted, None if wanted is None else records[wanted], wanted in reconciled
+        )
         for message, wanted in named
-    ]  # fmt: skip
+    ]
 
 
 def named_job(message: Message, queue: str) -> str | None:
     """The job id a DLQ message of ``queue`` names; None if it is no delivery token."""
     try:
-        return _sqs.parse_body(message.body, queue).job_id
+        return sqs.parse_body(message.body, queue).job_id
     except MalformedMessage:
         return None
 
 
-def live(item: Item | None, now: float) -> Stored | None:
+def live(item: Attributes | None, now: float) -> Stored | None:
     """The record in ``item``, unless there is none or its retention has ended."""
     stored = None if item is None else stored_from_item(item)
     return None if stored is None or stored.expired(now) else stored
 
 
 def _abandoned(stored: Stored | None, now: float, skew: float) -> bool:
-    """Running with its lease over: ``_dynamo.ABANDONED``, judged before writing."""
+    """Running with its lease over: ``dynamo.ABANDONED``, judged before writing."""
     if stored is None or stored.job.status is not RUNNING:
         return False
     return lease_expired(stored.lease_until, now, skew)
@@ -171,7 +172,7 @@ def _read(table: str, job_ids: Sequence[str], now: float) -> Flow[dict[str, Stor
     """Consistent reads, sent at once (``GetItem``: the workers' IAM policy allows it)."""
     if not job_ids:
         return {}
-    replies = yield Parallel(tuple(_dynamo.get(table, job_id) for job_id in job_ids))
+    replies = yield Parallel(tuple(dynamo.get(table, job_id) for job_id in job_ids))
     records: dict[str, Stored | None] = {}
     for job_id, reply in zip(job_ids, replies, strict=True):
         if isinstance(reply, AwsError):
@@ -187,7 +188,7 @@ def _dead_letter(
     expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     error = _redriven_error(layout, queue)
-    call = _dynamo.abandoned_dead(layout.table, job_id, error, now, layout.clock_skew, expiry)
+    call = dynamo.abandoned_dead(layout.table, job_id, error, now, layout.clock_skew, expiry)
     try:
         reply = yield call
     except ConditionFailed as refused:  # it moved since it was read

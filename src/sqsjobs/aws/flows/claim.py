@@ -1,9 +1,9 @@
 """Claiming: receive up to ten messages, then one conditional ``UpdateItem`` per message.
 
 The claim write succeeds only for a record the lifecycle rules call runnable (see
-``_dynamo.CLAIMABLE``), so two workers holding the same message (SQS delivers at least
+``dynamo.CLAIMABLE``), so two workers holding the same message (SQS delivers at least
 once) cannot both run it. A refused write returns the record as it was (ALL_OLD), and
-``judge`` decides what the message needs, without spending an attempt:
+``why_refused`` decides what the message needs, without spending an attempt:
 
     record missing, expired or terminal ──► delete the message
     running, lease live (a duplicate)   ──► hide it until that lease ends
@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .._errors import MAX_ERROR_CHARS, describe_error
-from .._lifecycle import DEAD as DEAD_STATUS
-from .._lifecycle import (
+from ..._errors import MAX_ERROR_CHARS, describe_error
+from ..._lifecycle import DEAD as DEAD_STATUS
+from ..._lifecycle import (
     DELAYED,
     LEASE_EXPIRED_ERROR,
     RUNNING,
@@ -36,24 +36,38 @@ from .._lifecycle import (
     claim_decision,
     expires_at,
 )
-from .._models import Job
-from .._text import safe_line
-from . import _dynamo, _sqs
-from ._deliveries import Delivery
-from ._items import Stored, stored_from_item
-from ._layout import Layout
-from ._messages import MessagePlan, carry_out
-from ._sqs import Hide, MalformedMessage, Message, Resend
-from ._transport import AwsError, ConditionFailed, Flow, Parallel, Reply
+from ..._models import Job
+from ..._text import safe_line
+from ..wire import dynamo, sqs
+from ..wire.items import Stored, stored_from_item
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
+from ..wire.sqs import Hide, MalformedMessage, Message, Resend
+from .messages import MessagePlan, carry_out
 
 
-class Verdict(Enum):
+class Refusal(Enum):
+    """Why a claim write was refused, which decides what its message needs."""
+
     DELETE = "delete"
     MISROUTED = "misrouted"
     LEASE_ENDED = "lease_ended"
     LEASED = "leased"
     NOT_DUE = "not_due"
     LEAVE = "leave"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A claimed job as it was claimed, and the message that delivered it."""
+
+    job: Job
+    message: Message
+
+    @property
+    def key(self) -> tuple[str, str]:
+        assert self.job.lease_token is not None
+        return (self.job.id, self.job.lease_token)
 
 
 @dataclass
@@ -67,31 +81,26 @@ class Claimed:
     errors: list[AwsError] = field(default_factory=list)
 
 
-def receive(url: str, limit: int, wait: int, visibility: int) -> Flow[list[Message]]:
-    reply = yield _sqs.receive(url, limit, wait, visibility)
-    return [_sqs.message_from_reply(raw) for raw in reply.get("Messages", [])]
-
-
-def judge(stored: Stored | None, queue: str, now: float, skew: float) -> Verdict:
+def why_refused(stored: Stored | None, queue: str, now: float, skew: float) -> Refusal:
     """Why a claim write was refused, and so what the message needs.
 
     Judged on the stored instants, by the rule the claim's condition applies.
     """
     if stored is None or stored.expired(now) or stored.job.status in TERMINAL:
-        return Verdict.DELETE
+        return Refusal.DELETE
     job = stored.job
     if job.queue != queue:
-        return Verdict.MISROUTED
+        return Refusal.MISROUTED
     decision = claim_decision(
         job.status, stored.run_at, stored.lease_until, job.attempts, job.max_attempts, now, skew
     )
     if decision is ClaimDecision.DEAD:
-        return Verdict.LEASE_ENDED
+        return Refusal.LEASE_ENDED
     if decision is ClaimDecision.SKIP and job.status is RUNNING:
-        return Verdict.LEASED
+        return Refusal.LEASED
     if decision is ClaimDecision.SKIP and job.status is DELAYED:
-        return Verdict.NOT_DUE
-    return Verdict.LEAVE
+        return Refusal.NOT_DUE
+    return Refusal.LEAVE
 
 
 def claim_received(
@@ -102,7 +111,8 @@ def claim_received(
     now: float,
     visibility: int,
 ) -> Flow[Claimed]:
-    """Claim the jobs ``messages`` deliver; settle every message that needs no run.
+    """Claim the jobs ``messages`` deliver; dispose of every message that
+    needs no run.
 
     Two messages for one job in the same batch (SQS delivers at least once) make one
     claim write; the other message is then judged like any duplicate.
@@ -112,7 +122,7 @@ def claim_received(
     leases = {job_id: uuid.uuid4().hex for _, job_id in firsts}
     skew = layout.clock_skew
     calls = tuple(
-        _dynamo.claim(layout.table, job_id, queue, worker_id, leases[job_id], now, skew)
+        dynamo.claim(layout.table, job_id, queue, worker_id, leases[job_id], now, skew)
         for _, job_id in firsts
     )
     replies = (yield Parallel(calls)) if calls else []
@@ -132,7 +142,7 @@ def claim_received(
             continue
         if isinstance(reply, ConditionFailed) and stored is None:
             claimed.unknown.append((message, job_id))  # deleted below; worth a log line
-        yield from _settle_message(
+        yield from _dispose(
             layout, queue, message, reply, stored, now, visibility, claimed, plan, first=first
         )
     if plan:
@@ -149,13 +159,13 @@ def _sort_out(
     extra: list[tuple[Message, str]] = []
     for message in messages:
         try:
-            token = _sqs.parse_body(message.body, queue)
+            parsed = sqs.parse_body(message.body, queue)
         except MalformedMessage as bad:
             claimed.malformed.append((message, str(bad)))
             plan.dead_letters.append(message)
             continue
-        (extra if token.job_id in seen else firsts).append((message, token.job_id))
-        seen.add(token.job_id)
+        (extra if parsed.job_id in seen else firsts).append((message, parsed.job_id))
+        seen.add(parsed.job_id)
     return firsts, extra
 
 
@@ -179,7 +189,7 @@ class MalformedRecord(ValueError):
     """The item under a job's key is not a record this library wrote (or can read)."""
 
 
-# What decoding an item that was not written by ``_items`` can raise.
+# What decoding an item that was not written by ``wire.items`` can raise.
 UNDECODABLE = (KeyError, ValueError, TypeError, ArithmeticError)
 
 
@@ -229,10 +239,10 @@ def _malformed(
     assert expiry is not None
     error = f"malformed record: {reason}"[:MAX_ERROR_CHARS]
     with contextlib.suppress(AwsError):  # then its lease just ends; the message is gone
-        yield _dynamo.dead(layout.table, job_id, token, error, now, expiry)
+        yield dynamo.dead(layout.table, job_id, token, error, now, expiry)
 
 
-def _settle_message(
+def _dispose(
     layout: Layout,
     queue: str,
     message: Message,
@@ -255,8 +265,8 @@ def _settle_message(
         assert stored is not None
         job = stored.job
         claimed.deliveries.append(Delivery(job, message))
-        if _sqs.visibility_for(job.lease) != visibility:
-            plan.hides.append((message.receipt_handle, _sqs.visibility_for(job.lease)))
+        if sqs.visibility_for(job.lease) != visibility:
+            plan.hides.append((message.receipt_handle, sqs.visibility_for(job.lease)))
     else:  # a second message for a job this batch just claimed: back when the lease ends
         assert stored is not None
         plan.return_at(message, _after_lease(message, stored, now, layout))
@@ -271,40 +281,40 @@ def _refused(
     claimed: Claimed,
     plan: MessagePlan,
 ) -> Flow[None]:
-    verdict = judge(stored, queue, now, layout.clock_skew)
+    refusal = why_refused(stored, queue, now, layout.clock_skew)
     info = layout.info(queue)
-    if verdict is Verdict.DELETE:
+    if refusal is Refusal.DELETE:
         plan.deletes.append(message.receipt_handle)
-    elif verdict is Verdict.MISROUTED:
+    elif refusal is Refusal.MISROUTED:
         assert stored is not None
         claimed.malformed.append((message, f"job {stored.job.id} belongs to another queue"))
         plan.dead_letters.append(message)
-    elif verdict is Verdict.LEASE_ENDED:
+    elif refusal is Refusal.LEASE_ENDED:
         assert stored is not None
         job = yield from _expire(layout, stored.job, now)
         if job is not None:
             claimed.dead.append(job)
             plan.dead_letters.append(message)
-    elif verdict is Verdict.LEASED:
+    elif refusal is Refusal.LEASED:
         assert stored is not None
         plan.return_at(message, _after_lease(message, stored, now, layout))
-    elif verdict is Verdict.NOT_DUE:
+    elif refusal is Refusal.NOT_DUE:
         assert stored is not None
-        plan.return_at(message, _sqs.plan_return(message, stored.run_at, now, info, hop=True))
+        plan.return_at(message, sqs.plan_return(message, stored.run_at, now, info, hop=True))
 
 
 def _after_lease(message: Message, stored: Stored, now: float, layout: Layout) -> Hide | Resend:
     """Bring a duplicate back when the lease is over for a claim (at least 0.5 s from now)."""
     assert stored.lease_until is not None
     due = max(stored.lease_until + layout.clock_skew, now + 0.5)
-    return _sqs.plan_return(message, due, now, layout.info(stored.job.queue), hop=True)
+    return sqs.plan_return(message, due, now, layout.info(stored.job.queue), hop=True)
 
 
 def _expire(layout: Layout, job: Job, now: float) -> Flow[Job | None]:
     """Dead-letter a job whose lease ended on its final attempt; None if someone else acted."""
     expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
     assert job.lease_token is not None and expiry is not None
-    call = _dynamo.expire_lease(
+    call = dynamo.expire_lease(
         layout.table, job.id, job.lease_token, LEASE_EXPIRED_ERROR, now, layout.clock_skew, expiry
     )
     try:

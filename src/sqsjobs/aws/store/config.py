@@ -13,9 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._validation import check_queue_name
-from ._layout import Layout
-from ._transport import BotoTransport, Call, Endpoint
+from ..._validation import check_queue_name
+from ..transports.endpoint import Endpoint
+from ..wire.layout import Layout
+from ..wire.protocol import Call, Send
 
 __all__ = ["Endpoint", "StoreSettings", "env_arguments", "parse_urls", "stack_arguments"]
 
@@ -60,10 +61,15 @@ class StoreSettings:
         _seconds(resend_after, "resend_after", 0.0, math.inf)
         _seconds(clock_skew, "clock_skew", 0.0, 300.0)
         layout = Layout(
-            table_name, urls, dead, {},
-            retention=float(retention), dead_retention=float(dead_retention),
-            clock_skew=float(clock_skew), resend_after=float(resend_after),
-        )  # fmt: skip
+            table_name,
+            urls,
+            dead,
+            {},
+            retention=float(retention),
+            dead_retention=float(dead_retention),
+            clock_skew=float(clock_skew),
+            resend_after=float(resend_after),
+        )
         return cls(Endpoint(endpoint_url, region_name), layout, float(wait_time))
 
 
@@ -127,7 +133,7 @@ def env_arguments() -> dict[str, Any]:
     return arguments
 
 
-def stack_arguments(stack_name: str, transport: BotoTransport) -> dict[str, Any]:
+def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:
     """Store arguments from one stack, or several ("app,app-reports") sharing one table.
 
     A stack from ``sqsjobs-queue.yaml`` adds a queue to the table of a ``sqsjobs.yaml``
@@ -135,7 +141,7 @@ def stack_arguments(stack_name: str, transport: BotoTransport) -> dict[str, Any]
     """
     arguments: dict[str, Any] = {"queue_urls": {}, "dead_letter_queue_urls": {}}
     for name in [n.strip() for n in stack_name.split(",") if n.strip()]:
-        outputs = _stack_outputs(name, transport)
+        outputs = _stack_outputs(name, send)
         table = arguments.setdefault("table_name", outputs["TableName"])
         if table != outputs["TableName"]:
             raise ValueError(
@@ -153,8 +159,8 @@ def stack_arguments(stack_name: str, transport: BotoTransport) -> dict[str, Any]
     return arguments
 
 
-def _stack_outputs(stack_name: str, transport: BotoTransport) -> dict[str, str]:
-    reply = transport(Call("cloudformation", "describe_stacks", {"StackName": stack_name}))
+def _stack_outputs(stack_name: str, send: Send) -> dict[str, str]:
+    reply = send(Call("cloudformation", "describe_stacks", {"StackName": stack_name}))
     outputs = {o["OutputKey"]: o["OutputValue"] for o in reply["Stacks"][0].get("Outputs", [])}
     missing = sorted(set(STACK_OUTPUTS) - set(outputs))
     if missing:

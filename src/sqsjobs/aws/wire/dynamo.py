@@ -1,9 +1,9 @@
 """Pure builders for every DynamoDB request the store makes.
 
 Each returns a ``Call`` whose params are the matching ``mypy_boto3_dynamodb`` TypedDict.
-Condition expressions are written from the status rules in ``_lifecycle`` (the sets and
-the decisions named beside each one), so a record can only change the way the memory
-store changes it; the conformance suite runs both stores to keep them in agreement.
+Condition expressions (``conditions``) are written from the status rules in
+``sqsjobs._lifecycle``, so a record can only change the way the memory store changes it;
+the conformance suite runs both stores to keep them in agreement.
 
 Expressions name attributes as ``#attr`` (several are DynamoDB reserved words); the
 ``ExpressionAttributeNames`` map is derived from the text, so it cannot drift.
@@ -15,10 +15,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._lifecycle import CANCELLABLE, DEAD, DELAYED, QUEUED, RUNNING
-from .._models import JobStatus
-from ._items import INDEX, Item, index_pk, job_key, number, shard, text
-from ._transport import Call
+from ..._lifecycle import CANCELLABLE, DEAD, DELAYED, QUEUED, RUNNING
+from ..._models import JobStatus
+from .conditions import (
+    ABANDONED,
+    CLAIMABLE,
+    HOLDS_LEASE,
+    LEASE_ENDED_ON_LAST_ATTEMPT,
+    MAY_HEARTBEAT,
+    REVIVABLE,
+)
+from .items import INDEX, Attributes, index_pk, job_key, number, shard, text
+from .protocol import Call
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
@@ -29,29 +37,6 @@ if TYPE_CHECKING:
     )
 
 LEASE_FIELDS = ("locked_by", "lease_token", "lease_until")
-
-# holds_lease(): running under the claim's token.
-HOLDS_LEASE = "#status = :running AND #lease_token = :token"
-# may_heartbeat(): holds the lease, and the lease has not ended.
-MAY_HEARTBEAT = f"{HOLDS_LEASE} AND #lease_until >= :now"
-# Lease expiry as a claim judges it: ``:expired_before`` is ``now - clock_skew``, so a
-# lease is taken over only once it ended by the claimer's clock *and* by one running up to
-# ``clock_skew`` seconds behind it (``lease_expired(lease_until, now, skew)``).
-LEASE_OVER = "#lease_until < :expired_before"
-# claim_decision() == RUN: queued; delayed and due; running, lease expired, attempts left.
-CLAIMABLE = (
-    "#status = :queued OR (#status = :delayed AND #run_at <= :now) OR "
-    f"(#status = :running AND {LEASE_OVER} AND #attempts < #max_attempts)"
-)
-# claim_decision() == DEAD for the holder of ``:token``: its lease ended on the last attempt.
-LEASE_ENDED_ON_LAST_ATTEMPT = f"{HOLDS_LEASE} AND {LEASE_OVER} AND #attempts >= #max_attempts"
-# A running job whose run is gone: its lease is over (the reconciler, for redriven messages).
-# The same rule as ``lease_expired()`` on a running record, which readers check first.
-ABANDONED = f"#status = :running AND {LEASE_OVER}"
-# Not past its retention: readers treat an expired record as absent (TTL deletes lazily).
-UNEXPIRED = "(attribute_not_exists(#expires_at) OR #expires_at > :now)"
-# Dead and not yet past its retention: what an operator may run again (retry, redrive).
-REVIVABLE = "#status = :dead AND #expires_at > :now"
 
 _NAME = re.compile(r"#(\w+)")
 
@@ -92,7 +77,9 @@ def _update(
     return Call("dynamodb", "update_item", params)
 
 
-def _settled(job_id: str, status: JobStatus, now: float) -> tuple[dict[str, str], dict[str, Any]]:
+def _status_change(
+    job_id: str, status: JobStatus, now: float
+) -> tuple[dict[str, str], dict[str, Any]]:
     """The SET clauses and values every status change writes."""
     sets = {"status": ":new_status", "updated_at": ":now", "gsi_pk": ":gsi_pk"}
     values = {
@@ -103,7 +90,7 @@ def _settled(job_id: str, status: JobStatus, now: float) -> tuple[dict[str, str]
     return sets, values
 
 
-def put_new(table: str, item: Item, now: float) -> Call:
+def put_new(table: str, item: Attributes, now: float) -> Call:
     """Write a new record; refused (with the holder, ALL_OLD) if a live one has its id."""
     params: PutItemInputTypeDef = {
         "TableName": table,
@@ -124,7 +111,7 @@ def claim(
     The lease is never taken from the message: whoever may send to the queue could
     otherwise shorten a run's lease to nothing.
     """
-    sets, values = _settled(job_id, RUNNING, now)
+    sets, values = _status_change(job_id, RUNNING, now)
     sets |= {
         "attempts": "#attempts + :one",
         "locked_by": ":worker",
@@ -146,7 +133,7 @@ def expire_lease(
     table: str, job_id: str, token: str, error: str, now: float, skew: float, expires_at: float
 ) -> Call:
     """Dead-letter a job whose lease (``token``) ended on its final attempt."""
-    sets, values = _settled(job_id, DEAD, now)
+    sets, values = _status_change(job_id, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":expired_before": number(now - skew),
@@ -155,9 +142,14 @@ def expire_lease(
         ":expires_at": number(expires_at),
     }
     return _update(
-        table, job_id, sets=sets, condition=LEASE_ENDED_ON_LAST_ATTEMPT, values=values,
-        remove=LEASE_FIELDS, returns=True,
-    )  # fmt: skip
+        table,
+        job_id,
+        sets=sets,
+        condition=LEASE_ENDED_ON_LAST_ATTEMPT,
+        values=values,
+        remove=LEASE_FIELDS,
+        returns=True,
+    )
 
 
 def heartbeat(table: str, job_id: str, token: str, lease_until: float, now: float) -> Call:
@@ -167,15 +159,18 @@ def heartbeat(table: str, job_id: str, token: str, lease_until: float, now: floa
         ":lease_until": number(lease_until),
     }
     return _update(
-        table, job_id, sets={"lease_until": ":lease_until", "updated_at": ":now"},
-        condition=MAY_HEARTBEAT, values=values,
-    )  # fmt: skip
+        table,
+        job_id,
+        sets={"lease_until": ":lease_until", "updated_at": ":now"},
+        condition=MAY_HEARTBEAT,
+        values=values,
+    )
 
 
 def complete(
     table: str, job_id: str, token: str, now: float, result: str | None, expires_at: float
 ) -> Call:
-    sets, values = _settled(job_id, JobStatus.COMPLETED, now)
+    sets, values = _status_change(job_id, JobStatus.COMPLETED, now)
     sets |= {"completed_at": ":now", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
     remove: tuple[str, ...] = LEASE_FIELDS
@@ -191,7 +186,7 @@ def retry(
     table: str, job_id: str, token: str, error: str, status: JobStatus, run_at: float, now: float
 ) -> Call:
     """``after_failure`` chose to retry: waiting again under ``status`` until ``run_at``."""
-    sets, values = _settled(job_id, status, now)
+    sets, values = _status_change(job_id, status, now)
     sets |= {"run_at": ":run_at", "last_error": ":error"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -204,7 +199,7 @@ def retry(
 
 
 def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at: float) -> Call:
-    sets, values = _settled(job_id, DEAD, now)
+    sets, values = _status_change(job_id, DEAD, now)
     sets |= {"run_at": ":now", "last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -218,7 +213,7 @@ def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at
 
 def release(table: str, job_id: str, token: str, error: str, now: float) -> Call:
     """Back to queued at once; the interrupted attempt is not counted."""
-    sets, values = _settled(job_id, QUEUED, now)
+    sets, values = _status_change(job_id, QUEUED, now)
     sets |= {"attempts": "#attempts - :one", "run_at": ":now", "last_error": ":error"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -231,7 +226,7 @@ def release(table: str, job_id: str, token: str, error: str, now: float) -> Call
 
 
 def cancel(table: str, job_id: str, now: float, expires_at: float) -> Call:
-    sets, values = _settled(job_id, JobStatus.CANCELLED, now)
+    sets, values = _status_change(job_id, JobStatus.CANCELLED, now)
     sets["expires_at"] = ":expires_at"
     cancellable = sorted(CANCELLABLE)
     values |= _statuses(*cancellable) | {":expires_at": number(expires_at)}
@@ -250,7 +245,7 @@ def abandoned_dead(
     redriven message may be a stray duplicate, and if it was the only one, the
     reconciler's stale pass sends a fresh one.
     """
-    sets, values = _settled(job_id, DEAD, now)
+    sets, values = _status_change(job_id, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":error": text(error),
@@ -258,9 +253,14 @@ def abandoned_dead(
         ":expired_before": number(now - skew),
     }
     return _update(
-        table, job_id, sets=sets, condition=ABANDONED, values=values, remove=LEASE_FIELDS,
+        table,
+        job_id,
+        sets=sets,
+        condition=ABANDONED,
+        values=values,
+        remove=LEASE_FIELDS,
         returns=True,
-    )  # fmt: skip
+    )
 
 
 def revive(table: str, job_id: str, queues: Sequence[str], now: float) -> Call:
@@ -269,16 +269,21 @@ def revive(table: str, job_id: str, queues: Sequence[str], now: float) -> Call:
     ``last_error`` stays, so the record still says why it died. The condition names the
     queues the caller can send to, so a job it could not deliver is never revived.
     """
-    sets, values = _settled(job_id, QUEUED, now)
+    sets, values = _status_change(job_id, QUEUED, now)
     sets |= {"attempts": ":zero", "run_at": ":now"}
     names = [f":queue{i}" for i in range(len(queues))]
     values |= _statuses(DEAD) | {":zero": number(0)}
     values |= {name: text(queue) for name, queue in zip(names, queues, strict=True)}
     condition = f"{REVIVABLE} AND #queue IN ({', '.join(names)})"
     return _update(
-        table, job_id, sets=sets, condition=condition, values=values,
-        remove=(*LEASE_FIELDS, "expires_at", "resent_at"), returns=True,
-    )  # fmt: skip
+        table,
+        job_id,
+        sets=sets,
+        condition=condition,
+        values=values,
+        remove=(*LEASE_FIELDS, "expires_at", "resent_at"),
+        returns=True,
+    )
 
 
 def get(table: str, job_id: str) -> Call:
@@ -382,7 +387,9 @@ def mark_resent(
         unsent = "#resent_at = :resent_at"
         values[":resent_at"] = number(resent_at)
     return _update(
-        table, job_id, sets={"resent_at": ":now"},
+        table,
+        job_id,
+        sets={"resent_at": ":now"},
         condition=f"#status = :status AND #updated_at = :updated_at AND {unsent}",
         values=values,
-    )  # fmt: skip
+    )

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import contextlib
 
-from .._lifecycle import COMPLETED, DEAD, QUEUED, after_failure, expires_at, holds_lease
-from .._models import Job, JobStatus
-from . import _dynamo, _sqs
-from ._deliveries import Delivery
-from ._items import number, same_value, stored_from_item, text
-from ._layout import Layout
-from ._messages import MessagePlan, carry_out
-from ._transport import AwsError, Call, ConditionFailed, Flow
+from ..._lifecycle import COMPLETED, DEAD, QUEUED, after_failure, expires_at, holds_lease
+from ..._models import Job, JobStatus
+from ..wire import dynamo, sqs
+from ..wire.items import number, same_value, stored_from_item, text
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, Call, ConditionFailed, Flow
+from .claim import Delivery
+from .messages import MessagePlan, carry_out
 
 
 def _expiry(layout: Layout, status: JobStatus, now: float) -> float:
@@ -48,7 +48,7 @@ def _written_by_us(refused: ConditionFailed, status: JobStatus, now: float) -> b
     return same_value(item.get("updated_at"), number(now))
 
 
-def _settled(call: Call, status: JobStatus, now: float) -> Flow[bool]:
+def _write_outcome(call: Call, status: JobStatus, now: float) -> Flow[bool]:
     """Send a write after a claim; True if it (or its own lost first try) took effect."""
     try:
         yield call
@@ -66,23 +66,23 @@ def heartbeat(
     now: float,
 ) -> Flow[bool]:
     try:
-        yield _dynamo.heartbeat(layout.table, job_id, token, lease_until, now)
+        yield dynamo.heartbeat(layout.table, job_id, token, lease_until, now)
     except ConditionFailed:
         return False
     if delivery is not None:
         url = layout.url(delivery.job.queue)
-        seconds = _sqs.visibility_for(lease_until - now)
+        seconds = sqs.visibility_for(lease_until - now)
         # Refused past SQS's 12 h per receive: claim hides it again when it comes back.
         with contextlib.suppress(AwsError):
-            yield _sqs.change_visibility(url, delivery.message.receipt_handle, seconds)
+            yield sqs.change_visibility(url, delivery.message.receipt_handle, seconds)
     return True
 
 
 def complete(layout: Layout, job_id: str, token: str, now: float, result: str | None) -> Flow[bool]:
     """Record the result; the store deletes the message (batched with other completions)."""
     expiry = _expiry(layout, COMPLETED, now)
-    call = _dynamo.complete(layout.table, job_id, token, now, result, expiry)
-    return (yield from _settled(call, COMPLETED, now))
+    call = dynamo.complete(layout.table, job_id, token, now, result, expiry)
+    return (yield from _write_outcome(call, COMPLETED, now))
 
 
 def fail(
@@ -100,8 +100,8 @@ def fail(
     status, run_at = after_failure(claimed.attempts, claimed.max_attempts, retry_at, now)
     if status is DEAD:
         return (yield from _dead(layout, claimed, delivery, token, error, now))
-    call = _dynamo.retry(layout.table, job_id, token, error, status, run_at, now)
-    if not (yield from _settled(call, status, now)):
+    call = dynamo.retry(layout.table, job_id, token, error, status, run_at, now)
+    if not (yield from _write_outcome(call, status, now)):
         return False
     if delivery is not None:
         yield from _return(layout, delivery, run_at, now)
@@ -114,7 +114,7 @@ def _claimed(layout: Layout, job_id: str, token: str) -> Flow[Job | None]:
     Only needed when this store did not make the claim; attempts cannot change while
     the token holds.
     """
-    reply = yield _dynamo.get(layout.table, job_id)
+    reply = yield dynamo.get(layout.table, job_id)
     if "Item" not in reply:
         return None
     job = stored_from_item(reply["Item"]).job
@@ -125,8 +125,8 @@ def _dead(
     layout: Layout, job: Job, delivery: Delivery | None, token: str, error: str, now: float
 ) -> Flow[bool]:
     expiry = _expiry(layout, DEAD, now)
-    call = _dynamo.dead(layout.table, job.id, token, error, now, expiry)
-    if not (yield from _settled(call, DEAD, now)):
+    call = dynamo.dead(layout.table, job.id, token, error, now, expiry)
+    if not (yield from _write_outcome(call, DEAD, now)):
         return False
     info = layout.info(job.queue)
     if delivery is not None:
@@ -134,7 +134,7 @@ def _dead(
     elif info.dead_letter_url is not None:
         # The record says dead either way; the DLQ copy is for inspection and redrive.
         with contextlib.suppress(AwsError):
-            yield _sqs.send(info.dead_letter_url, _sqs.body(job.id, job.queue))
+            yield sqs.send(info.dead_letter_url, sqs.body(job.id, job.queue))
     return True
 
 
@@ -142,8 +142,8 @@ def release(
     layout: Layout, delivery: Delivery | None, job_id: str, token: str, error: str, now: float
 ) -> Flow[bool]:
     """Back to queued at once, the attempt not counted; the message comes back now."""
-    call = _dynamo.release(layout.table, job_id, token, error, now)
-    if not (yield from _settled(call, QUEUED, now)):
+    call = dynamo.release(layout.table, job_id, token, error, now)
+    if not (yield from _write_outcome(call, QUEUED, now)):
         return False
     if delivery is not None:
         yield from _return(layout, delivery, now, now)
@@ -153,5 +153,5 @@ def release(
 def _return(layout: Layout, delivery: Delivery, due_at: float, now: float) -> Flow[None]:
     info = layout.info(delivery.job.queue)
     plan = MessagePlan()
-    plan.return_at(delivery.message, _sqs.plan_return(delivery.message, due_at, now, info))
+    plan.return_at(delivery.message, sqs.plan_return(delivery.message, due_at, now, info))
     yield from carry_out(plan, info)

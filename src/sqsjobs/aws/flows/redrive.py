@@ -12,7 +12,7 @@ safely back in the job queue::
     ReceiveMessage ─► GetItem per job ─► UpdateItem per dead job ─► SendMessageBatch (job queue)
                                                                    └─► DeleteMessageBatch (DLQ)
 
-Per message, as its record stands (``judge``):
+Per message, as its record stands (``redrive_action``):
 
     dead                              ──► revive, send, delete
     queued, delayed or running        ──► send (it may be the job's only message), delete
@@ -31,18 +31,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .._errors import JobConfigError
-from .._lifecycle import DEAD, TERMINAL
-from .._models import Job
-from .._time import epoch
-from . import _dynamo, _sqs
-from ._background import hand_back_flow
-from ._dead_letters import OPERATOR_WAIT, Inspected, inspect, live, named_job, receive_unseen
-from ._items import stored_from_item
-from ._layout import Layout
-from ._messages import send_copies
-from ._sqs import Message
-from ._transport import AwsError, ConditionFailed, Flow
+from ..._errors import JobConfigError
+from ..._lifecycle import DEAD, TERMINAL
+from ..._models import Job
+from ..._time import epoch
+from ..wire import dynamo, sqs
+from ..wire.items import stored_from_item
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, ConditionFailed, Flow
+from ..wire.sqs import Message
+from .dead_letters import OPERATOR_WAIT, Inspected, inspect, live, named_job, receive_unseen
+from .messages import hand_back, send_copies
 
 
 def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
@@ -53,14 +52,14 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
             nothing was written.
     """
     try:
-        reply = yield _dynamo.revive(layout.table, job_id, sorted(layout.queue_urls), now)
+        reply = yield dynamo.revive(layout.table, job_id, sorted(layout.queue_urls), now)
     except ConditionFailed as refused:
         stored = live(refused.item, now)
         if stored is not None and stored.job.status is DEAD:
             layout.url(stored.job.queue)  # refused for its queue: say which one
         return False
     job = stored_from_item(reply["Attributes"]).job
-    yield _sqs.send(layout.url(job.queue), _sqs.body(job.id, job.queue))
+    yield sqs.send(layout.url(job.queue), sqs.body(job.id, job.queue))
     with contextlib.suppress(AwsError):  # the job runs again either way; a redrive tidies up
         yield from drop_dead_letter_copies(layout, job.queue, job.id)
     return True
@@ -83,21 +82,21 @@ def drop_dead_letter_copies(layout: Layout, queue: str, job_id: str) -> Flow[int
     seen: dict[str, Message] = {}
     copies: dict[str, None] = {}  # message ids, in the order received
     while len(seen) < SWEEP_LIMIT:
-        size = min(_sqs.MAX_BATCH, SWEEP_LIMIT - len(seen))
+        size = min(sqs.MAX_BATCH, SWEEP_LIMIT - len(seen))
         messages = yield from receive_unseen(url, size, OPERATOR_WAIT, seen)
         if not messages:
             break
         copies |= dict.fromkeys(m.message_id for m in messages if named_job(m, queue) == job_id)
-    for handles in _sqs.chunks([seen[message_id].receipt_handle for message_id in copies]):
+    for handles in sqs.chunks([seen[message_id].receipt_handle for message_id in copies]):
         with contextlib.suppress(AwsError):  # a copy left behind is discarded by a redrive
-            yield _sqs.delete_batch(url, handles)
-    yield from hand_back_flow(url, [m for i, m in seen.items() if i not in copies])
+            yield sqs.delete_batch(url, handles)
+    yield from hand_back(url, [m for i, m in seen.items() if i not in copies])
     return len(copies)
 
 
 @dataclass(frozen=True)
 class RedriveReport:
-    """What a redrive did with each DLQ message it took (see ``_operations``)."""
+    """What a redrive did with each DLQ message it took (see ``flows.redrive``)."""
 
     redriven: int  # sent back to its job queue (a dead job first revived), then deleted
     discarded: int  # deleted: its job finished, is gone, or was already sent back
@@ -112,7 +111,9 @@ Progress = Callable[[RedriveReport], None]
 FINISHED = TERMINAL - {DEAD}  # nothing left to run: their DLQ messages can go
 
 
-class Verdict(Enum):
+class RedriveAction(Enum):
+    """What a redrive does with one DLQ message."""
+
     REVIVE = "revive"
     SEND = "send"
     DISCARD = "discard"
@@ -136,8 +137,8 @@ class _Run:
 
     def room(self) -> int:
         """How many messages the next receive may take."""
-        left = _sqs.MAX_BATCH if self.limit is None else self.limit - self.report.total
-        return min(_sqs.MAX_BATCH, left)
+        left = sqs.MAX_BATCH if self.limit is None else self.limit - self.report.total
+        return min(sqs.MAX_BATCH, left)
 
     def add(self, redriven: int, discarded: int, skipped: int) -> None:
         self.redriven += redriven
@@ -171,19 +172,21 @@ def redrive(
             found = yield from inspect(layout, queue, messages, now)
             left += yield from _batch(layout, queue, url, found, run, now)
         # What was skipped is visible again at once (by its latest receipt handle).
-        yield from hand_back_flow(url, [seen[message_id] for message_id in left])
+        yield from hand_back(url, [seen[message_id] for message_id in left])
     return run.report
 
 
-def judge(job_id: str | None, stored_job: Job | None, queue: str, sent: set[str]) -> Verdict:
+def redrive_action(
+    job_id: str | None, stored_job: Job | None, queue: str, sent: set[str]
+) -> RedriveAction:
     """What a DLQ message needs, given the record its body names (``None``: no record)."""
     if job_id is None:
-        return Verdict.SKIP
+        return RedriveAction.SKIP
     if stored_job is None or stored_job.status in FINISHED or job_id in sent:
-        return Verdict.DISCARD
+        return RedriveAction.DISCARD
     if stored_job.queue != queue:
-        return Verdict.SKIP  # its record belongs elsewhere: not this redrive's to send
-    return Verdict.REVIVE if stored_job.status is DEAD else Verdict.SEND
+        return RedriveAction.SKIP  # its record belongs elsewhere: not this redrive's to send
+    return RedriveAction.REVIVE if stored_job.status is DEAD else RedriveAction.SEND
 
 
 def _batch(
@@ -194,38 +197,38 @@ def _batch(
     deletes: list[str] = []
     left: list[Message] = []
     for item in found:
-        verdict, job = yield from _decide(layout, queue, item, run.sent, now)
-        if verdict is Verdict.SEND and job is not None:
-            sends.append((item.message, _sqs.send_delay(epoch(job.run_at), now)))
+        action, job = yield from _decide(layout, queue, item, run.sent, now)
+        if action is RedriveAction.SEND and job is not None:
+            sends.append((item.message, sqs.send_delay(epoch(job.run_at), now)))
             run.sent.add(job.id)
-        elif verdict is Verdict.DISCARD:
+        elif action is RedriveAction.DISCARD:
             deletes.append(item.message.receipt_handle)
         else:
             left.append(item.message)
     back = yield from send_copies(layout.url(queue), sends)
     left += [message for message, _ in sends if message not in back]
-    for handles in _sqs.chunks(deletes + [message.receipt_handle for message in back]):
+    for handles in sqs.chunks(deletes + [message.receipt_handle for message in back]):
         # A copy left in the DLQ is sent again or discarded by a later redrive.
         with contextlib.suppress(AwsError):
-            yield _sqs.delete_batch(url, handles)
+            yield sqs.delete_batch(url, handles)
     run.add(len(back), len(deletes), len(left))
     return [message.message_id for message in left]
 
 
 def _decide(
     layout: Layout, queue: str, item: Inspected, sent: set[str], now: float
-) -> Flow[tuple[Verdict, Job | None]]:
-    """The verdict for ``item``, reviving a dead job: then its message is to be sent."""
+) -> Flow[tuple[RedriveAction, Job | None]]:
+    """The action for ``item``, reviving a dead job: then its message is to be sent."""
     job = None if item.stored is None else item.stored.job
-    verdict = judge(item.job_id, job, queue, sent)
-    if verdict is not Verdict.REVIVE:
-        return verdict, job
+    action = redrive_action(item.job_id, job, queue, sent)
+    if action is not RedriveAction.REVIVE:
+        return action, job
     assert item.job_id is not None
     try:
-        reply = yield _dynamo.revive(layout.table, item.job_id, [queue], now)
-    except ConditionFailed as refused:  # it changed since it was read: judge it as it is
+        reply = yield dynamo.revive(layout.table, item.job_id, [queue], now)
+    except ConditionFailed as refused:  # it changed since it was read: redrive_action it as it is
         stored = live(refused.item, now)
         job = None if stored is None else stored.job
-        again = judge(item.job_id, job, queue, sent)
-        return (Verdict.SKIP if again is Verdict.REVIVE else again), job
-    return Verdict.SEND, stored_from_item(reply["Attributes"]).job
+        again = redrive_action(item.job_id, job, queue, sent)
+        return (RedriveAction.SKIP if again is RedriveAction.REVIVE else again), job
+    return RedriveAction.SEND, stored_from_item(reply["Attributes"]).job

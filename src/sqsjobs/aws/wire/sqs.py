@@ -21,8 +21,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._validation import QUEUE_NAME
-from ._transport import Call
+from ..._validation import QUEUE_NAME
+from .protocol import Call
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.literals import QueueAttributeNameType
@@ -101,11 +101,13 @@ def body(job_id: str, queue: str) -> str:
 
 
 @dataclass(frozen=True)
-class Token:
+class MessageBody:
+    """What a message body says: the job it delivers (checked against its queue)."""
+
     job_id: str
 
 
-def parse_body(text: str, queue: str) -> Token:
+def parse_body(text: str, queue: str) -> MessageBody:
     """The delivery token a message body for ``queue`` carries, or ``MalformedMessage``.
 
     Version 1 bodies (written before the lease was read from the record) still deliver
@@ -135,7 +137,7 @@ def parse_body(text: str, queue: str) -> Token:
         raise MalformedMessage("queue is not a valid queue name")
     if target != queue:
         raise MalformedMessage(f"message for queue {target!r} arrived on queue {queue!r}")
-    return Token(job_id)
+    return MessageBody(job_id)
 
 
 def message_from_reply(raw: dict[str, Any]) -> Message:

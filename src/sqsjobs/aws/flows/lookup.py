@@ -1,0 +1,31 @@
+"""A job by id, for producers: read it (``get``) or cancel it (``cancel``)."""
+
+from __future__ import annotations
+
+from ..._lifecycle import CANCELLED, expires_at
+from ..._models import Job
+from ..wire import dynamo
+from ..wire.items import stored_from_item
+from ..wire.layout import Layout
+from ..wire.protocol import ConditionFailed, Flow
+
+
+def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
+    """A consistent read; an expired record is absent whether or not TTL deleted it."""
+    reply = yield dynamo.get(layout.table, job_id)
+    item = reply.get("Item")
+    if item is None:
+        return None
+    stored = stored_from_item(item)
+    return None if stored.expired(now) else stored.job
+
+
+def cancel(layout: Layout, job_id: str, now: float) -> Flow[bool]:
+    """Mark it cancelled; its message is deleted when next received (no SQS call here)."""
+    expiry = expires_at(CANCELLED, now, layout.retention, layout.dead_retention)
+    assert expiry is not None
+    try:
+        yield dynamo.cancel(layout.table, job_id, now, expiry)
+    except ConditionFailed:
+        return False
+    return True

@@ -1,0 +1,77 @@
+"""The blocking face of an ``SqsJobStore`` (its ``sync`` attribute): boto3 only.
+
+``SyncJobQueue``, the CLI and scripts use it. It drives the very flows the async face
+drives (``operations``), through ``drive`` and the boto3 transport, over the same
+``StoreState``, and never imports aioboto3 or aiohttp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..._models import EnqueueResult, Job, JobFilter, JobPage
+from . import operations
+from .state import StoreState
+
+if TYPE_CHECKING:
+    from ..flows.dead_letters import DeadLetter
+    from ..flows.reconcile import ReconcileReport
+    from ..flows.redrive import Progress, RedriveReport
+    from ..flows.stats import QueueStats
+
+
+class SqsSyncView:
+    """``SyncJobStore`` over boto3, plus the operator calls (reconcile, retry, dead letters,
+    redrive, stats) for the CLI and scripts."""
+
+    def __init__(self, state: StoreState) -> None:
+        self._state = state
+
+    def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        return self._state.run_sync(operations.put_job(self._state, job, fingerprint))
+
+    def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        return self._state.run_sync(operations.put_jobs(self._state, items))
+
+    def get(self, job_id: str, now: float) -> Job | None:
+        return self._state.run_sync(operations.get_job(self._state, job_id, now))
+
+    def cancel(self, job_id: str, now: float) -> bool:
+        return self._state.run_sync(operations.cancel_job(self._state, job_id, now))
+
+    def reconcile(
+        self, *, grace: float = 900.0, queues: Sequence[str] | None = None
+    ) -> ReconcileReport:
+        """Blocking twin of ``SqsJobStore.reconcile``."""
+        return self._state.run_sync(operations.reconcile(self._state, grace, queues))
+
+    def retry(self, job_id: str, now: float) -> bool:
+        """Blocking twin of ``SqsJobStore.retry``."""
+        return self._state.run_sync(operations.retry(self._state, job_id, now))
+
+    def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
+        """Blocking twin of ``SqsJobStore.dead_letters``."""
+        return self._state.run_sync(operations.dead_letters(self._state, queue, limit))
+
+    def redrive(
+        self,
+        queue: str | None = None,
+        *,
+        limit: int | None = None,
+        on_progress: Progress | None = None,
+    ) -> RedriveReport:
+        """Blocking twin of ``SqsJobStore.redrive``."""
+        return self._state.run_sync(operations.redrive(self._state, queue, limit, on_progress))
+
+    def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
+        """Blocking twin of ``SqsJobStore.stats``."""
+        return self._state.run_sync(operations.stats(self._state, queues))
+
+    def describe(self, queue: str) -> None:
+        """Learn ``queue``'s redrive policy (its DLQ) and retention, once."""
+        self._state.run_sync(self._state.described([queue]))
+
+    # Last, so that ``list`` in the annotations above is the builtin, not this method.
+    def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        return self._state.run_sync(operations.list_jobs(self._state, filter, limit, cursor, now))

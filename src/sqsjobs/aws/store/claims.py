@@ -1,0 +1,154 @@
+"""Claiming for the async face and the Lambda handler: receive, hold, claim, log.
+
+A worker's claim receives up to ten messages (or takes held ones), claims what it asked
+for and holds the rest (``background``); the Lambda handler claims the messages its
+event delivered. Both end in ``claim_messages``, which runs the claim flow, logs what
+it disposed of, and registers each claimed job's message in the shared ``DeliveryMap``.
+
+Claim is cancellation-safe: a long poll may be cancelled (unclaimed messages just come
+back); once messages are in hand, the claim step runs shielded, and if the caller was
+cancelled meanwhile, whatever it claimed is released (attempt not counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
+
+from ..._lifecycle import LEASE_EXPIRED_ERROR
+from ..._log import LOGGER_NAME, Event, log_event
+from ..._models import Job
+from ..._text import safe_line
+from ..flows import claim
+from ..flows.claim import Claimed, Delivery
+from ..flows.messages import receive
+from ..wire import sqs
+from ..wire.layout import Layout
+from ..wire.protocol import Flow, public_error
+from ..wire.sqs import Message
+from .background import Background
+from .state import StoreState
+
+T = TypeVar("T")
+_logger = logging.getLogger(LOGGER_NAME)
+
+CANCELLED_CLAIM = "claim was cancelled before its jobs were handed out"
+Release = Callable[[str, str, str, float], Awaitable[bool]]
+
+
+class Run(Protocol):
+    """Drive a flow to its result (the async face's ``_run``)."""
+
+    def __call__(self, flow: Flow[T], /) -> Awaitable[T]: ...
+
+
+class Claims:
+    def __init__(
+        self, state: StoreState, run: Run, background: Background, release: Release
+    ) -> None:
+        self._state = state
+        self._run = run
+        self._background = background
+        self._release = release
+
+    async def claim(
+        self, queue: str, worker_id: str, now: float, limit: int, wait: float
+    ) -> list[Job]:
+        """Claim up to ``limit`` jobs from held messages, or from one receive of up to ten.
+
+        The receive long-polls for up to ``wait`` seconds (capped at ``wait_time``); after a
+        long poll, due-ness and the lease are reckoned from ``now`` plus the time waited.
+        """
+        layout = await self._run(self._state.described([queue]))
+        messages = self._background.held.take(queue, limit, time.monotonic())
+        if not messages:
+            messages, now = await self._receive(layout, queue, limit, wait, now)
+        if not messages:
+            return []
+        step = asyncio.ensure_future(self._claim(layout, queue, messages, worker_id, now))
+        try:
+            deliveries = await asyncio.shield(step)
+        except asyncio.CancelledError:
+            self._background.spawn(self._release_claimed(step))
+            raise
+        return [delivery.job for delivery in deliveries]
+
+    async def claim_messages(
+        self, queue: str, messages: Sequence[Message], worker_id: str, now: float
+    ) -> list[Delivery]:
+        """Claim the jobs ``messages`` deliver (the Lambda handler's event records)."""
+        layout = await self._run(self._state.described([queue]))
+        return await self._claim(layout, queue, messages, worker_id, now)
+
+    async def _receive(
+        self, layout: Layout, queue: str, limit: int, wait: float, now: float
+    ) -> tuple[list[Message], float]:
+        """Messages for this claim (the rest are held for the next), and ``now`` after it."""
+        wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._state.wait)
+        size = self._background.held.receive_size(queue, limit, time.monotonic())
+        started = time.monotonic()
+        url = layout.url(queue)
+        flow = receive(url, size, wait_seconds, self._state.visibility_of(queue))
+        messages = await self._run(flow)
+        if wait_seconds:
+            now += time.monotonic() - started
+        self._background.hold(queue, url, messages[limit:])
+        return messages[:limit], now
+
+    async def _claim(
+        self,
+        layout: Layout,
+        queue: str,
+        messages: Sequence[Message],
+        worker_id: str,
+        now: float,
+    ) -> list[Delivery]:
+        visibility = self._state.visibility_of(queue)
+        flow = claim.claim_received(layout, queue, messages, worker_id, now, visibility)
+        claimed = await self._run(flow)
+        _log_disposed(queue, claimed)
+        for delivery in claimed.deliveries:
+            self._state.deliveries.add(delivery)
+            self._state.visibility[queue] = sqs.visibility_for(delivery.job.lease)
+        if claimed.errors and not claimed.deliveries:
+            raise public_error(claimed.errors[0])
+        return claimed.deliveries
+
+    async def _release_claimed(self, step: asyncio.Future[list[Delivery]]) -> None:
+        try:
+            deliveries = await step
+        except Exception:
+            return  # nothing was handed out; unclaimed messages come back on their own
+        now = self._state.clock()
+        for delivery in deliveries:
+            job_id, lease_token = delivery.key
+            await self._release(job_id, lease_token, CANCELLED_CLAIM, now)
+
+
+def _log_disposed(queue: str, claimed: Claimed) -> None:
+    """Log the messages a claim disposed of without a run."""
+    for message, reason in claimed.malformed:
+        why = safe_line(reason)  # the text of a foreign body or record: one line
+        _logger.warning(
+            "Removed malformed message %s from queue %r to its dead-letter queue: %s",
+            message.message_id,
+            queue,
+            why,
+            extra={"event": "jobs.malformed_message", "queue": queue, "error": why},
+        )
+    for message, job_id in claimed.unknown:
+        _logger.info(
+            "Deleted message %s from queue %r: job %s has no record (never written, "
+            "or past its retention)",
+            message.message_id,
+            queue,
+            job_id,
+            extra={"event": "jobs.unknown_job", "queue": queue, "job_id": job_id},
+        )
+    for job in claimed.dead:
+        text = f"Job {job.name!r} ({job.id}) dead-lettered: {LEASE_EXPIRED_ERROR}"
+        log_event(_logger, logging.WARNING, Event.DEAD, text, job, error=LEASE_EXPIRED_ERROR)

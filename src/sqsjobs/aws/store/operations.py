@@ -1,0 +1,92 @@
+"""Every store call as one flow over a ``StoreState``, for either face to drive.
+
+The async face drives these on aioboto3, the blocking face (``sync``) on boto3: each
+call is written once. The operator calls (reconcile, retry, dead letters, redrive,
+stats) and ``list`` import their flows on first use, so a worker or a Lambda function
+that never calls them does not pay for loading them at its cold start
+(``bench/lambda_import.py``). The operator calls describe the queues they read first:
+that is how a store learns the DLQs it was not given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..._models import EnqueueResult, Job, JobFilter, JobPage
+from ..flows import lookup, put
+from ..wire.protocol import Flow
+from .state import StoreState
+
+if TYPE_CHECKING:
+    from ..flows.dead_letters import DeadLetter
+    from ..flows.reconcile import ReconcileReport
+    from ..flows.redrive import Progress, RedriveReport
+    from ..flows.stats import QueueStats
+
+
+def put_job(state: StoreState, job: Job, fingerprint: str | None) -> Flow[EnqueueResult]:
+    return put.put(state.layout, job, fingerprint, state.clock())
+
+
+def put_jobs(state: StoreState, entries: Sequence[put.PutEntry]) -> Flow[list[EnqueueResult]]:
+    return put.put_many(state.layout, entries, state.clock())
+
+
+def get_job(state: StoreState, job_id: str, now: float) -> Flow[Job | None]:
+    return lookup.get(state.layout, job_id, now)
+
+
+def cancel_job(state: StoreState, job_id: str, now: float) -> Flow[bool]:
+    return lookup.cancel(state.layout, job_id, now)
+
+
+def list_jobs(
+    state: StoreState, filter: JobFilter, limit: int, cursor: str | None, now: float
+) -> Flow[JobPage]:
+    from ..flows.listing import list_jobs
+
+    return list_jobs(state.layout, filter, limit, cursor, now)
+
+
+def reconcile(
+    state: StoreState, grace: float, queues: Sequence[str] | None
+) -> Flow[ReconcileReport]:
+    from ..flows.reconcile import reconcile
+
+    names = state.named(queues)
+    layout = yield from state.described(names)
+    return (yield from reconcile(layout, names, state.clock(), grace))
+
+
+def retry(state: StoreState, job_id: str, now: float) -> Flow[bool]:
+    from ..flows.redrive import retry
+
+    layout = yield from state.described(state.named(None))
+    return (yield from retry(layout, job_id, now))
+
+
+def dead_letters(state: StoreState, queue: str | None, limit: int) -> Flow[list[DeadLetter]]:
+    from ..flows.dead_letters import dead_letters
+
+    names = state.named(None if queue is None else [queue])
+    layout = yield from state.described(names)
+    return (yield from dead_letters(layout, names, state.clock(), limit))
+
+
+def redrive(
+    state: StoreState, queue: str | None, limit: int | None, on_progress: Progress | None
+) -> Flow[RedriveReport]:
+    from ..flows.redrive import redrive
+
+    names = state.named(None if queue is None else [queue])
+    layout = yield from state.described(names)
+    return (yield from redrive(layout, names, state.clock(), limit, on_progress))
+
+
+def stats(state: StoreState, queues: Sequence[str] | None) -> Flow[list[QueueStats]]:
+    from ..flows.stats import stats
+
+    names = state.named(queues)
+    layout = yield from state.described(names)
+    return (yield from stats(layout, names, state.clock()))

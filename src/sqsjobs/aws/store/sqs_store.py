@@ -1,0 +1,349 @@
+"""SqsJobStore: the job store on SQS (delivery) and DynamoDB (the record of truth).
+
+Every method is "which flow, which driver": the async face drives the flows of
+``operations`` on aioboto3 (``async_send``: imported on first use; boto3 in threads
+where the worker extra is not installed), the ``sync`` face (``blocking``) drives the same
+flows on boto3. Both share one ``StoreState``: the layout learned so far, the clock, and
+which message delivered each claim. What the async face adds is the worker's side:
+claiming (``claims``), deletes batched and held messages handed back (``background``).
+
+``lambda_mode`` gives the Lambda handler a store of its own over the same state, in
+threaded mode, leaving deletes of completed jobs' messages to Lambda.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from ..._models import EnqueueResult, Job, JobFilter, JobPage
+from ..._validation import dump_json, plain_json
+from ..flows import settle
+from ..flows.claim import Delivery
+from ..transports.boto import BotoTransport
+from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
+from . import operations
+from .async_send import AsyncSend
+from .background import Background
+from .blocking import SqsSyncView
+from .claims import CANCELLED_CLAIM, Claims
+from .config import StoreSettings
+from .state import StoreState
+
+if TYPE_CHECKING:
+    from ..flows.dead_letters import DeadLetter
+    from ..flows.reconcile import ReconcileReport
+    from ..flows.redrive import Progress, RedriveReport
+    from ..flows.stats import QueueStats
+
+__all__ = ["CANCELLED_CLAIM", "LambdaMode", "SqsJobStore", "lambda_mode"]
+
+T = TypeVar("T")
+
+# Dead records outlive the longest DLQ retention SQS allows (14 days), so a redrive of
+# any message still in a DLQ finds its record.
+DEFAULT_DEAD_RETENTION = 14 * 86_400.0
+
+
+@dataclass(frozen=True)
+class Mode:
+    threaded: bool = False  # drive boto3 from threads, never load aioboto3 (Lambda)
+    delete_on_complete: bool = True  # Lambda deletes the messages it is not told of
+
+
+class SqsJobStore:
+    """Jobs in SQS + DynamoDB: durable, shared by any number of producers and workers.
+
+    See ``docs/aws-store.md`` for the table layout, the message schema and the request
+    budget. ``create`` makes the resources for development and tests; production deploys
+    ``infra/`` and uses ``from_stack`` or ``from_env``.
+    """
+
+    max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
+
+    def __init__(
+        self,
+        *,
+        table_name: str,
+        queue_urls: Mapping[str, str],
+        dead_letter_queue_urls: Mapping[str, str] | None = None,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        retention: float = 86_400,
+        dead_retention: float = DEFAULT_DEAD_RETENTION,
+        wait_time: float = 20.0,
+        resend_after: float = 60.0,
+        clock_skew: float = 2.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        settings = StoreSettings.build(
+            table_name=table_name,
+            queue_urls=queue_urls,
+            dead_letter_queue_urls=dead_letter_queue_urls,
+            endpoint_url=endpoint_url,
+            region_name=region_name,
+            retention=retention,
+            dead_retention=dead_retention,
+            wait_time=wait_time,
+            resend_after=resend_after,
+            clock_skew=clock_skew,
+        )
+        self._open(StoreState(settings, clock), Mode())
+
+    def _open(self, state: StoreState, mode: Mode) -> None:
+        self._state = state
+        self._mode = mode
+        self._transport = AsyncSend(state.endpoint, state.boto, threaded=mode.threaded)
+        self._background = Background(self._send)
+        self._claims = Claims(state, self._run, self._background, self.release)
+        self.sync = SqsSyncView(state)
+
+    # -- construction --------------------------------------------------------------------
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> SqsJobStore:
+        """From ``SQSJOBS_TABLE`` and ``SQSJOBS_QUEUES="default=URL,high=URL"``."""
+        from .config import env_arguments
+
+        return cls(**{**env_arguments(), **kwargs})
+
+    @classmethod
+    def from_stack(cls, stack_name: str, **kwargs: Any) -> SqsJobStore:
+        """From the outputs of a stack deployed from ``infra/`` (see docs/aws-store.md)."""
+        from .config import Endpoint, stack_arguments
+
+        transport = BotoTransport(Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name")))
+        try:
+            found = stack_arguments(stack_name, transport)
+        finally:
+            transport.close()
+        return cls(**{**found, **kwargs})
+
+    @classmethod
+    def create(
+        cls,
+        prefix: str,
+        *,
+        queues: Sequence[str] = ("default",),
+        max_receive_count: int = 10,
+        **kwargs: Any,
+    ) -> SqsJobStore:
+        """Create (or find) the table, queues and DLQs for ``prefix``; for dev and tests."""
+        from .config import Endpoint
+        from .provision import provision
+
+        transport = BotoTransport(Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name")))
+        try:
+            made = provision(transport, prefix, queues, max_receive_count)
+        finally:
+            transport.close()
+        urls = {queue: info.url for queue, info in made.queues.items()}
+        dead = {q: info.dead_letter_url for q, info in made.queues.items() if info.dead_letter_url}
+        store = cls(table_name=made.table, queue_urls=urls, dead_letter_queue_urls=dead, **kwargs)
+        for queue, info in made.queues.items():
+            store._state.layout = store._state.layout.with_info(queue, info)
+        return store
+
+    # -- read-only configuration ---------------------------------------------------------
+
+    @property
+    def table_name(self) -> str:
+        return self._state.layout.table
+
+    @property
+    def queue_urls(self) -> Mapping[str, str]:
+        return MappingProxyType(dict(self._state.layout.queue_urls))
+
+    @property
+    def dead_letter_queue_urls(self) -> Mapping[str, str]:
+        """Each queue's DLQ as far as known, without a request.
+
+        Given to the constructor (``from_stack``, ``from_env``, ``create`` give them), or
+        learned from a queue's redrive policy by the first call that needs it: a claim,
+        an operator call (reconcile, retry, dead letters, redrive, stats) or
+        ``sync.describe(queue)``. A queue not described yet is absent.
+        """
+        return MappingProxyType(self._state.layout.known_dead_letter_urls())
+
+    # -- drivers -------------------------------------------------------------------------
+
+    async def _send(self, call: Call) -> Reply:
+        """The async face's transport (a seam tests may wrap to inject failures)."""
+        return await self._transport(call)
+
+    async def _run(self, flow: Flow[T]) -> T:
+        try:
+            return await adrive(flow, self._send)
+        except AwsError as error:
+            raise public_error(error) from None
+
+    # -- producer ------------------------------------------------------------------------
+
+    async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        return await self._run(operations.put_job(self._state, job, fingerprint))
+
+    async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        return await self._run(operations.put_jobs(self._state, items))
+
+    async def get(self, job_id: str, now: float) -> Job | None:
+        return await self._run(operations.get_job(self._state, job_id, now))
+
+    async def cancel(self, job_id: str, now: float) -> bool:
+        return await self._run(operations.cancel_job(self._state, job_id, now))
+
+    # -- claiming and after a claim ------------------------------------------------------
+
+    async def claim(
+        self, queue: str, worker_id: str, now: float, *, limit: int = 1, wait: float = 0.0
+    ) -> list[Job]:
+        """Claim up to ``limit`` jobs, long-polling up to ``wait`` seconds; see ``claims``."""
+        return await self._claims.claim(queue, worker_id, now, limit, wait)
+
+    async def heartbeat(
+        self, job_id: str, lease_token: str, lease_until: float, now: float
+    ) -> bool:
+        delivery = self._state.deliveries.get(job_id, lease_token)
+        layout = self._state.layout
+        flow = settle.heartbeat(layout, delivery, job_id, lease_token, lease_until, now)
+        held = await self._run(flow)
+        if not held:  # the lease is lost: no outcome will be recorded under this claim
+            self._state.deliveries.pop(job_id, lease_token)
+        return held
+
+    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
+        text = None if result is None else dump_json(plain_json(result, "result"))
+        flow = settle.complete(self._state.layout, job_id, lease_token, now, text)
+        done = await self._run(flow)
+        delivery = self._state.deliveries.pop(job_id, lease_token)
+        if done and delivery is not None and self._mode.delete_on_complete:
+            url = self._state.layout.url(delivery.job.queue)
+            self._background.delete_soon(url, delivery.message.receipt_handle)
+        return done
+
+    async def fail(
+        self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
+    ) -> bool:
+        delivery = await self._delivery(job_id, lease_token)
+        layout = self._state.layout
+        flow = settle.fail(layout, delivery, job_id, lease_token, error, retry_at, now)
+        return await self._recorded(flow, job_id, lease_token)
+
+    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
+        delivery = await self._delivery(job_id, lease_token)
+        flow = settle.release(self._state.layout, delivery, job_id, lease_token, error, now)
+        return await self._recorded(flow, job_id, lease_token)
+
+    async def _delivery(self, job_id: str, lease_token: str) -> Delivery | None:
+        """The message that delivered this claim (its queue described), if this store knows."""
+        delivery = self._state.deliveries.get(job_id, lease_token)
+        if delivery is not None:
+            await self._run(self._state.described([delivery.job.queue]))
+        return delivery
+
+    async def _recorded(self, flow: Flow[bool], job_id: str, lease_token: str) -> bool:
+        """Run an outcome's flow; the claim's message is forgotten once the store answered.
+
+        A write that raised is retried by the run (``sqsjobs._lease``): it needs the
+        message again, to return it or move it to the dead-letter queue.
+        """
+        outcome = await self._run(flow)
+        self._state.deliveries.pop(job_id, lease_token)
+        return outcome
+
+    # -- operators: the reconciler, dead letters, stats ----------------------------------
+
+    async def reconcile(
+        self, *, grace: float = 900.0, queues: Sequence[str] | None = None
+    ) -> ReconcileReport:
+        """Re-send lost messages, dead-letter redriven jobs; see ``flows.reconcile``."""
+        return await self._run(operations.reconcile(self._state, grace, queues))
+
+    async def retry(self, job_id: str, now: float) -> bool:
+        """Run a dead job again (attempts reset); False if unknown, expired or not dead.
+
+        Its copies in the dead-letter queue are removed (see ``flows.redrive``).
+        """
+        return await self._run(operations.retry(self._state, job_id, now))
+
+    async def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
+        """Up to ``limit`` messages of the DLQs, with their jobs; see ``flows.dead_letters``."""
+        return await self._run(operations.dead_letters(self._state, queue, limit))
+
+    async def redrive(
+        self,
+        queue: str | None = None,
+        *,
+        limit: int | None = None,
+        on_progress: Progress | None = None,
+    ) -> RedriveReport:
+        """Send the jobs in the DLQs back to their queues; see ``flows.redrive``."""
+        return await self._run(operations.redrive(self._state, queue, limit, on_progress))
+
+    async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
+        """Per queue: jobs by status and SQS depths; see ``flows.stats``."""
+        return await self._run(operations.stats(self._state, queues))
+
+    # -- closing -------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Send pending deletes, hand back held messages, close every client."""
+        await self._background.aclose()
+        await self._transport.aclose()
+        self._state.boto.close()
+
+    def close(self) -> None:
+        """Close the blocking clients (pending SQS work is sent first); see ``aclose``."""
+        for flow in self._background.leftovers():
+            with contextlib.suppress(AwsError):  # unsent work comes back on its own
+                drive(flow, self._state.boto)
+        self._state.boto.close()
+        if self._transport.has_open_clients:
+            warnings.warn(
+                "SqsJobStore.close() cannot close its asyncio clients; await aclose() instead",
+                ResourceWarning,
+                stacklevel=2,
+            )
+
+    async def __aenter__(self) -> SqsJobStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> SqsJobStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # Last, so that ``list`` in the annotations above is the builtin, not this method.
+    async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        return await self._run(operations.list_jobs(self._state, filter, limit, cursor, now))
+
+
+@dataclass(frozen=True)
+class LambdaMode:
+    """A store for the Lambda handler, and its claiming and background work."""
+
+    store: SqsJobStore  # threaded (boto3 only); leaves completed jobs' deletes to Lambda
+    claims: Claims
+    background: Background  # sent at the end of each invocation
+
+
+def lambda_mode(store: SqsJobStore) -> LambdaMode:
+    """A Lambda-mode copy of ``store``; ``store`` itself is left as it was.
+
+    The copy is of the same class, with the same attributes (a subclass's overrides
+    apply), and shares the state: the layout learned so far, the clock, the claims'
+    messages and the boto3 clients (made once per container). It runs every AWS call in
+    a thread, so no aioboto3 is loaded and clients outlive each invocation's event loop.
+    """
+    twin = copy.copy(store)
+    twin._open(store._state, Mode(threaded=True, delete_on_complete=False))
+    return LambdaMode(twin, twin._claims, twin._background)

@@ -1,0 +1,58 @@
+"""What both faces of one store share: the layout learned so far, the clock, the claims.
+
+``SqsJobStore`` (async) and its ``sync`` face (blocking) are two drivers over one
+``StoreState``: a queue described through either is described for both, and the clients
+of the blocking transport are made once. The Lambda handler's store shares it too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from ..flows.describe import describe_missing
+from ..transports.boto import BotoTransport
+from ..transports.endpoint import Endpoint
+from ..wire.layout import Layout
+from ..wire.protocol import AwsError, Flow, drive, public_error
+from .config import StoreSettings
+from .deliveries import DeliveryMap
+
+T = TypeVar("T")
+
+DEFAULT_VISIBILITY = 30  # until a claim shows a queue's leases
+
+
+class StoreState:
+    """One store's configuration and what it learned; safe to share between threads."""
+
+    def __init__(self, settings: StoreSettings, clock: Callable[[], float]) -> None:
+        self.endpoint: Endpoint = settings.endpoint
+        self.layout: Layout = settings.layout
+        self.wait = math.ceil(settings.wait_time)  # the longest long poll, in whole seconds
+        self.clock = clock
+        self.boto = BotoTransport(settings.endpoint)
+        self.deliveries = DeliveryMap()
+        self.visibility: dict[str, int] = {}  # per queue: the visibility its leases need
+
+    def described(self, queues: Sequence[str]) -> Flow[Layout]:
+        """The layout with every queue in ``queues`` described (each once per store)."""
+        found = yield from describe_missing(self.layout, queues)
+        for queue, info in found.items():
+            self.layout = self.layout.with_info(queue, info)
+        return self.layout
+
+    def named(self, queues: Sequence[str] | None) -> list[str]:
+        """``queues``, or every queue of the store (sorted), for the operator calls."""
+        return list(queues) if queues is not None else sorted(self.layout.queue_urls)
+
+    def visibility_of(self, queue: str) -> int:
+        return self.visibility.get(queue, DEFAULT_VISIBILITY)
+
+    def run_sync(self, flow: Flow[T]) -> T:
+        """Drive ``flow`` on boto3; an AWS failure surfaces as botocore's error."""
+        try:
+            return drive(flow, self.boto)
+        except AwsError as error:
+            raise public_error(error) from None

@@ -1,0 +1,31 @@
+"""DynamoDB condition expressions: the status rules of ``sqsjobs._lifecycle``, as written.
+
+Each is named after the decision it applies (the comment beside it), so a conditional
+write refuses exactly what the memory store refuses. ``#attr`` names an attribute (the
+request builders in ``dynamo`` derive ``ExpressionAttributeNames`` from the text).
+"""
+
+from __future__ import annotations
+
+# holds_lease(): running under the claim's token.
+HOLDS_LEASE = "#status = :running AND #lease_token = :token"
+# may_heartbeat(): holds the lease, and the lease has not ended.
+MAY_HEARTBEAT = f"{HOLDS_LEASE} AND #lease_until >= :now"
+# Lease expiry as a claim judges it: ``:expired_before`` is ``now - clock_skew``, so a
+# lease is taken over only once it ended by the claimer's clock *and* by one running up to
+# ``clock_skew`` seconds behind it (``lease_expired(lease_until, now, skew)``).
+LEASE_OVER = "#lease_until < :expired_before"
+# claim_decision() == RUN: queued; delayed and due; running, lease expired, attempts left.
+CLAIMABLE = (
+    "#status = :queued OR (#status = :delayed AND #run_at <= :now) OR "
+    f"(#status = :running AND {LEASE_OVER} AND #attempts < #max_attempts)"
+)
+# claim_decision() == DEAD for the holder of ``:token``: its lease ended on the last attempt.
+LEASE_ENDED_ON_LAST_ATTEMPT = f"{HOLDS_LEASE} AND {LEASE_OVER} AND #attempts >= #max_attempts"
+# A running job whose run is gone: its lease is over (the reconciler, for redriven messages).
+# The same rule as ``lease_expired()`` on a running record, which readers check first.
+ABANDONED = f"#status = :running AND {LEASE_OVER}"
+# Not past its retention: readers treat an expired record as absent (TTL deletes lazily).
+UNEXPIRED = "(attribute_not_exists(#expires_at) OR #expires_at > :now)"
+# Dead and not yet past its retention: what an operator may run again (retry, redrive).
+REVIVABLE = "#status = :dead AND #expires_at > :now"

@@ -1,0 +1,51 @@
+"""Where a store's jobs live: the table, each queue's SQS facts, and the retention periods.
+
+A ``Layout`` is an immutable value the flows read. The store learns each queue's
+redrive policy and retention lazily (``flows.describe``, once per queue per store
+lifetime), unless ``SqsJobStore.create`` already knew them because it made the queues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from ..._errors import JobConfigError
+from .sqs import QueueInfo
+
+
+@dataclass(frozen=True)
+class Layout:
+    table: str
+    queue_urls: Mapping[str, str]
+    dead_letter_urls: Mapping[str, str] = field(default_factory=dict)
+    described: Mapping[str, QueueInfo] = field(default_factory=dict)
+    retention: float = 86_400.0
+    dead_retention: float = 1_209_600.0
+    clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
+    resend_after: float = 60.0  # a duplicate enqueue re-sends a message older than this
+
+    def url(self, queue: str) -> str:
+        try:
+            return self.queue_urls[queue]
+        except KeyError:
+            known = ", ".join(sorted(self.queue_urls)) or "none"
+            raise JobConfigError(
+                "invalid_option",
+                f"Queue {queue!r} has no SQS queue in this store; configured queues: {known}",
+            ) from None
+
+    def info(self, queue: str) -> QueueInfo:
+        """The queue's facts; a queue not yet described is assumed to have no limits."""
+        described = self.described.get(queue)
+        if described is not None:
+            return described
+        return QueueInfo(self.url(queue), self.dead_letter_urls.get(queue), None)
+
+    def with_info(self, queue: str, info: QueueInfo) -> Layout:
+        return replace(self, described={**self.described, queue: info})
+
+    def known_dead_letter_urls(self) -> dict[str, str]:
+        """Each queue's DLQ as far as known: given, or learned from its redrive policy."""
+        urls = {q: self.info(q).dead_letter_url for q in sorted(self.queue_urls)}
+        return {queue: url for queue, url in urls.items() if url}

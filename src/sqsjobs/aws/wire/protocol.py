@@ -1,0 +1,149 @@
+"""The protocol between flows and transports: calls, flows, AWS errors and the two drivers.
+
+A *flow* is a generator that yields what it needs done and receives the reply:
+
+- ``yield Call(...)`` sends one request; the reply is botocore's response dict, or the
+  failure is thrown into the flow as an ``AwsError`` (``ConditionFailed`` for a refused
+  conditional write), so a flow reads like ordinary code with ``try``/``except``;
+- ``yield Parallel(calls)`` sends several independent requests; the reply is a list with,
+  per call, its response dict or its ``AwsError`` (nothing is thrown), because a batch of
+  conditional claims expects some of them to be refused.
+
+``drive`` runs a flow on a blocking ``send`` (boto3), ``adrive`` on an awaitable one
+(aioboto3); they are the only code written twice. A transport (``aws.transports``) turns
+botocore's errors into ``AwsError``; ``AwsError`` never leaves ``sqsjobs.aws``: the store
+re-raises the botocore error it carries (``public_error``), so callers see the familiar
+exception.
+
+This module is stdlib only, like the request builders and the flows: importing them loads
+neither boto3 nor asyncio (``adrive`` imports asyncio when it first runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+T = TypeVar("T")
+MAX_PARALLEL = 10  # threads the blocking driver uses for one Parallel step
+
+Service = Literal["dynamodb", "sqs", "cloudformation"]
+Reply = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One AWS request: ``getattr(client_for(service), operation)(**params)``."""
+
+    service: Service
+    operation: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """Independent calls a driver may send concurrently; replies come back in order."""
+
+    calls: tuple[Call, ...]
+
+
+Flow = Generator[Call | Parallel, Any, T]
+Send = Callable[[Call], Reply]  # a blocking transport
+
+
+class AwsError(Exception):
+    """A request AWS refused after botocore's own retries; ``cause`` is botocore's error."""
+
+    def __init__(self, code: str, message: str, operation: str, cause: Exception) -> None:
+        super().__init__(f"{operation}: {code}: {message}")
+        self.code = code
+        self.operation = operation
+        self.cause = cause
+
+
+class ConditionFailed(AwsError):
+    """A conditional write was refused; ``item`` is the record as it was (ALL_OLD), if any."""
+
+    def __init__(
+        self, code: str, message: str, operation: str, cause: Exception, item: Reply | None
+    ) -> None:
+        super().__init__(code, message, operation, cause)
+        self.item = item
+
+
+class Throttled(AwsError):
+    """AWS kept throttling after botocore's retries: back off before trying again."""
+
+
+def public_error(error: AwsError) -> Exception:
+    """What a caller outside ``sqsjobs.aws`` sees for an AWS failure: botocore's error."""
+    return error.cause
+
+
+def drive(flow: Flow[T], send: Callable[[Call], Reply]) -> T:
+    """Run ``flow`` to its result with a blocking ``send``; ``Parallel`` calls overlap.
+
+    They overlap in threads (boto3 clients are thread-safe; ``BotoTransport`` makes them
+    under a lock), so ``SyncJobQueue.enqueue_many``'s ten conditional puts per group take
+    about one round trip, as they do on the async face.
+    """
+    try:
+        step = next(flow)
+        while True:
+            if isinstance(step, Parallel):
+                step = flow.send(_in_threads(send, step.calls))
+                continue
+            try:
+                reply = send(step)
+            except AwsError as error:
+                step = flow.throw(error)
+            else:
+                step = flow.send(reply)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+
+
+async def adrive(flow: Flow[T], send: Callable[[Call], Awaitable[Reply]]) -> T:
+    """Run ``flow`` to its result with an awaitable ``send``; ``Parallel`` calls overlap."""
+    import asyncio  # here, so that the flows load without asyncio (a blocking producer)
+
+    try:
+        step = next(flow)
+        while True:
+            if isinstance(step, Parallel):
+                replies = await asyncio.gather(*(_aattempt(send, c) for c in step.calls))
+                step = flow.send(list(replies))
+                continue
+            try:
+                reply = await send(step)
+            except AwsError as error:
+                step = flow.throw(error)
+            else:
+                step = flow.send(reply)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+
+
+def _in_threads(send: Callable[[Call], Reply], calls: tuple[Call, ...]) -> list[Reply | AwsError]:
+    if len(calls) < 2:
+        return [_attempt(send, call) for call in calls]
+    with ThreadPoolExecutor(max_workers=min(len(calls), MAX_PARALLEL)) as pool:
+        return list(pool.map(lambda call: _attempt(send, call), calls))
+
+
+def _attempt(send: Callable[[Call], Reply], call: Call) -> Reply | AwsError:
+    try:
+        return send(call)
+    except AwsError as error:
+        return error
+
+
+async def _aattempt(send: Callable[[Call], Awaitable[Reply]], call: Call) -> Reply | AwsError:
+    try:
+        return await send(call)
+    except AwsError as error:
+        return error
