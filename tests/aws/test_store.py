@@ -15,9 +15,7 @@ from sqsjobs import EnqueueRequest, JobConfigError, JobQueue, JobStatus, SyncJob
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
 
-from .emulator import COUNTER
-
-from .emulator import ENVIRONMENT
+from .emulator import COUNTER, ENVIRONMENT
 
 
 def test_create_is_idempotent(aws_endpoint: str, prefix: str) -> None:
