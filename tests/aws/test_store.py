@@ -65,6 +65,10 @@ def test_from_env_needs_its_variables(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"wait_time": 21}, ValueError),
         ({"retention": -1}, ValueError),
         ({"dead_retention": float("nan")}, ValueError),
+        ({"retention": float("inf")}, ValueError),
+        ({"resend_after": True}, ValueError),
+        ({"clock_skew": "2"}, ValueError),
+        ({"wait_time": 10**400}, ValueError),
     ],
 )
 def test_the_constructor_refuses_bad_settings(
@@ -203,3 +207,11 @@ def test_close_after_each_loop_closed_its_clients_does_not_warn(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         store.close()
+
+
+@pytest.mark.parametrize("count", [0, 1001, 5.0, True, "10"])
+def test_create_refuses_a_max_receive_count_that_is_not_an_int_from_1_to_1000(
+    count: Any, aws_endpoint: str, prefix: str
+) -> None:
+    with pytest.raises(ValueError, match="max_receive_count"):
+        SqsJobStore.create(prefix, max_receive_count=count, endpoint_url=aws_endpoint)

@@ -11,7 +11,7 @@ import pytest
 
 from sqsjobs import JobQueue, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws.lambda_ import make_reconcile_handler
+from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler
 
 
 def test_a_job_whose_send_was_lost_gets_its_message(store: SqsJobStore, sqs: Any) -> None:
@@ -52,3 +52,11 @@ async def test_a_job_the_redrive_policy_moved_is_recorded_dead(
 def test_grace_is_a_finite_number_of_seconds(store: SqsJobStore, grace: Any) -> None:
     with pytest.raises(ValueError, match="grace"):
         make_reconcile_handler(store=store, grace=grace)
+
+
+@pytest.mark.parametrize("margin", [-1.0, True, float("nan"), 901.0, "3"])
+def test_the_safety_margin_is_a_number_of_seconds_up_to_lambdas_longest_timeout(
+    store: SqsJobStore, margin: Any
+) -> None:
+    with pytest.raises(ValueError, match="safety_margin"):
+        make_lambda_handler({"x": lambda ctx: None}, store=store, safety_margin=margin)

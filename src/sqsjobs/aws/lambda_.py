@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import math
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -41,11 +40,14 @@ from .._handlers import JobRegistry
 from .._log import LOGGER_NAME, Event, default_logger
 from .._models import Job
 from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
+from .._validation import Span, seconds
 from .store.sqs_store import LambdaMode, SqsJobStore, lambda_mode
 from .wire.sqs import Message
 
 LambdaHandler = Callable[[Mapping[str, Any], Any], dict[str, list[dict[str, str]]]]
 ReconcileHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
+# A margin as long as Lambda's longest timeout would cut every job at once.
+SAFETY_MARGIN = Span(maximum=900.0, why="Lambda's longest timeout")
 FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
 
 
@@ -73,8 +75,7 @@ def make_lambda_handler(
     clock: Callable[[], float] = time.time,
 ) -> LambdaHandler:
     """A Lambda handler running ``registry``'s jobs from SQS records (see module docs)."""
-    if not 0 <= safety_margin < 900:
-        raise ValueError(f"safety_margin must be 0..900 seconds, got {safety_margin!r}")
+    seconds(safety_margin, "safety_margin", SAFETY_MARGIN, code=None)
     mode = lambda_mode(store)
     runner = _LambdaRunner(
         mode,
@@ -160,7 +161,7 @@ class _LambdaRunner:
                 "Claiming %d record(s) from %r failed; they return after their visibility",
                 len(messages),
                 queue,
-                extra={"event": "jobs.worker.claim_failed", "queue": queue},
+                extra={"event": Event.CLAIM_FAILED, "queue": queue},
             )
             return []
         return [(delivery.job, delivery.message) for delivery in deliveries]
@@ -173,7 +174,7 @@ class _LambdaRunner:
             self._settings.logger.exception(
                 "Running job %s raised outside its handler; its message is reported and returns",
                 job.id,
-                extra={"event": "jobs.worker.run_failed", "job_id": job.id},
+                extra={"event": Event.RUN_FAILED, "job_id": job.id},
             )
             return None
 
@@ -212,8 +213,7 @@ def make_reconcile_handler(*, store: SqsJobStore, grace: float = 900.0) -> Recon
     every 5 minutes by default). Each pass is idempotent, so overlapping ones are safe.
     The pass runs on boto3 alone, like the producer's blocking face.
     """
-    if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace < math.inf:
-        raise ValueError(f"grace must be a finite number of seconds >= 0, got {grace!r}")
+    seconds(grace, "grace", code=None)
     logger = logging.getLogger(LOGGER_NAME)
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:

@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ..._errors import JobConfigError
 from ..._lifecycle import DEAD, TERMINAL
 from ..._models import Job
 from ..._time import epoch
+from ..._validation import integer
 from ..wire import dynamo, sqs
 from ..wire.items import stored_from_item
 from ..wire.layout import Layout
@@ -156,8 +156,8 @@ def redrive(
     on_progress: Progress | None = None,
 ) -> Flow[RedriveReport]:
     """Send the jobs of up to ``limit`` DLQ messages (all if ``None``) back to their queues."""
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise JobConfigError("invalid_option", f"Invalid limit {limit!r}: must be an int >= 1")
+    if limit is not None:
+        integer(limit, "limit", minimum=1, code="invalid_option")
     run = _Run(limit, on_progress)
     for queue in queues:
         url = layout.info(queue).dead_letter_url

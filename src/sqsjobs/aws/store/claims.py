@@ -138,7 +138,7 @@ def _log_disposed(queue: str, claimed: Claimed) -> None:
             message.message_id,
             queue,
             why,
-            extra={"event": "jobs.malformed_message", "queue": queue, "error": why},
+            extra={"event": Event.MALFORMED_MESSAGE, "queue": queue, "error": why},
         )
     for message, job_id in claimed.unknown:
         _logger.info(
@@ -147,7 +147,7 @@ def _log_disposed(queue: str, claimed: Claimed) -> None:
             message.message_id,
             queue,
             job_id,
-            extra={"event": "jobs.unknown_job", "queue": queue, "job_id": job_id},
+            extra={"event": Event.UNKNOWN_JOB, "queue": queue, "job_id": job_id},
         )
     for job in claimed.dead:
         text = f"Job {job.name!r} ({job.id}) dead-lettered: {LEASE_EXPIRED_ERROR}"

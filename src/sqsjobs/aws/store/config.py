@@ -7,13 +7,12 @@ environment as they are. Explicit keyword arguments always win over what is read
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..._validation import check_queue_name
+from ..._validation import Span, check_queue_name, seconds
 from ..transports.endpoint import Endpoint
 from ..wire.layout import Layout
 from ..wire.protocol import Call, Send
@@ -25,6 +24,10 @@ QUEUES_ENV = "SQSJOBS_QUEUES"
 DEAD_LETTER_ENV = "SQSJOBS_DEAD_LETTER_QUEUES"
 # CloudFormation outputs that from_stack reads; DeadLetterQueueUrls is optional.
 STACK_OUTPUTS = ("TableName", "QueueUrls")
+
+
+WAIT_TIME = Span(maximum=20.0, why="SQS's longest poll")
+CLOCK_SKEW = Span(maximum=300.0, why="clocks further apart need fixing, not a margin")
 
 
 @dataclass(frozen=True)
@@ -55,22 +58,18 @@ class StoreSettings:
             raise ValueError("queue_urls must name at least one queue: {'default': URL}")
         dead = _urls(dead_letter_queue_urls or {}, "dead_letter_queue_urls")
         refuse_dead_letter_queues(urls, dead.values())
-        for what, value in (("retention", retention), ("dead_retention", dead_retention)):
-            _seconds(value, what, 0.0, math.inf)
-        _seconds(wait_time, "wait_time", 0.0, 20.0)
-        _seconds(resend_after, "resend_after", 0.0, math.inf)
-        _seconds(clock_skew, "clock_skew", 0.0, 300.0)
         layout = Layout(
             table_name,
             urls,
             dead,
             {},
-            retention=float(retention),
-            dead_retention=float(dead_retention),
-            clock_skew=float(clock_skew),
-            resend_after=float(resend_after),
+            retention=seconds(retention, "retention", code=None),
+            dead_retention=seconds(dead_retention, "dead_retention", code=None),
+            clock_skew=seconds(clock_skew, "clock_skew", CLOCK_SKEW, code=None),
+            resend_after=seconds(resend_after, "resend_after", code=None),
         )
-        return cls(Endpoint(endpoint_url, region_name), layout, float(wait_time))
+        wait = seconds(wait_time, "wait_time", WAIT_TIME, code=None)
+        return cls(Endpoint(endpoint_url, region_name), layout, wait)
 
 
 def refuse_dead_letter_queues(
@@ -94,14 +93,6 @@ def _urls(value: Mapping[str, str], what: str) -> dict[str, str]:
         if not isinstance(url, str) or not url:
             raise ValueError(f"{what}[{queue!r}] must be a queue URL, got {url!r}")
     return dict(value)
-
-
-def _seconds(value: object, what: str, low: float, high: float) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and low <= value <= high
-    if not ok or math.isnan(float(value)):  # type: ignore[arg-type]
-        raise ValueError(
-            f"{what} must be a number of seconds in [{low:g}, {high:g}], got {value!r}"
-        )
 
 
 def parse_urls(text: str, what: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..._validation import check_queue_name
+from ..._validation import check_queue_name, integer
 from ..wire.items import INDEX, TTL_ATTRIBUTE
 from ..wire.protocol import AwsError, Call, Send
 from ..wire.sqs import QueueInfo
@@ -54,8 +54,7 @@ def provision(
     names = [check_queue_name(q) for q in queues]
     if not names or isinstance(queues, str):
         raise ValueError("queues must be a non-empty sequence of queue names")
-    if isinstance(max_receive_count, bool) or not 1 <= max_receive_count <= 1000:
-        raise ValueError(f"max_receive_count must be an int 1..1000, got {max_receive_count!r}")
+    integer(max_receive_count, "max_receive_count", minimum=1, maximum=1000, code=None)
     table = f"{prefix}-jobs"
     _ensure_table(send, table)
     return Provisioned(table, {q: _ensure_queue(send, prefix, q, max_receive_count) for q in names})
