@@ -50,7 +50,10 @@ def sqs(aws_endpoint: str) -> Iterator[Any]:
 
 def depth(sqs: Any, url: str) -> int:
     """Messages in a queue, visible or not (moto counts exactly)."""
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-             "ApproximateNumberOfMessagesDelayed"]  # fmt: skip
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
     attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
     return sum(int(attributes[name]) for name in names)

@@ -30,17 +30,26 @@ def layout(max_receive_count: int | None = 5) -> Layout:
 
 def prepared(payload: Any = None, *, at: float = NOW, **options: Any) -> Prepared:
     config = QueueConfig.build(
-        object(), default_queue="default", payload_max_bytes=65536, default_max_attempts=3,
-        default_timeout=30.0, default_lease=30.0, backoff=Backoff(), clock=lambda: at,
-    )  # fmt: skip
+        object(),
+        default_queue="default",
+        payload_max_bytes=65536,
+        default_max_attempts=3,
+        default_timeout=30.0,
+        default_lease=30.0,
+        backoff=Backoff(),
+        clock=lambda: at,
+    )
     return prepare(config, EnqueueRequest("fake.job", payload, **options), at)
 
 
 def refused(item: Mapping[str, Any] | None = None) -> ConditionFailed:
     return ConditionFailed(
-        "ConditionalCheckFailedException", "refused", "update_item", RuntimeError(), dict(item)
-        if item is not None else None
-    )  # fmt: skip
+        "ConditionalCheckFailedException",
+        "refused",
+        "update_item",
+        RuntimeError(),
+        dict(item) if item is not None else None,
+    )
 
 
 def failure(code: str = "InternalError") -> AwsError:

@@ -36,8 +36,10 @@ def test_put_is_one_conditional_write_then_one_send() -> None:
     assert aws.calls[0].params["ConditionExpression"]
     # The body names the job and nothing a claim would trust: the lease is the record's.
     assert json.loads(aws.calls[1].params["MessageBody"]) == {
-        "v": 2, "id": job.id, "queue": "default",
-    }  # fmt: skip
+        "v": 2,
+        "id": job.id,
+        "queue": "default",
+    }
 
 
 def test_put_of_a_keyed_job_takes_the_id_its_queue_tenant_and_key_determine() -> None:
@@ -83,8 +85,11 @@ def test_put_many_writes_and_sends_ten_at_a_time() -> None:
     aws = FakeAws()
     results = drive(_flows.put_many(layout(), items, NOW), aws)
     assert aws.operations == [
-        *["put_item"] * 10, "send_message_batch", *["put_item"] * 2, "send_message_batch",
-    ]  # fmt: skip
+        *["put_item"] * 10,
+        "send_message_batch",
+        *["put_item"] * 2,
+        "send_message_batch",
+    ]
     puts = [call.params for call in aws.calls if call.operation == "put_item"]
     # The conditional put of a single enqueue: it never overwrites a record.
     assert {p["ConditionExpression"] for p in puts} == {
@@ -212,8 +217,9 @@ def test_a_message_for_a_missing_or_expired_record_is_deleted() -> None:
 
 def test_a_duplicate_for_a_live_lease_is_hidden_until_the_lease_ends() -> None:
     job = prepared().job
-    item = stored(job, status=JobStatus.RUNNING, attempts=1, lease_token="t",
-                  lease_until=at(NOW + 12.5))  # fmt: skip
+    item = stored(
+        job, status=JobStatus.RUNNING, attempts=1, lease_token="t", lease_until=at(NOW + 12.5)
+    )
     aws = FakeAws(update_item=[refused(item)])
     _claim_flow(aws, _sqs.body(job.id, "default"))
     assert aws.operations == ["update_item", "change_message_visibility_batch"]
@@ -223,8 +229,9 @@ def test_a_duplicate_for_a_live_lease_is_hidden_until_the_lease_ends() -> None:
 
 def test_a_lease_ended_on_the_final_attempt_is_dead_lettered_and_sent_to_the_dlq() -> None:
     job = prepared(max_attempts=1).job
-    item = stored(job, status=JobStatus.RUNNING, attempts=1, lease_token="t",
-                  lease_until=at(NOW - 2.1))  # over, even for a clock 2 s behind  # fmt: skip
+    item = stored(
+        job, status=JobStatus.RUNNING, attempts=1, lease_token="t", lease_until=at(NOW - 2.1)
+    )  # over, even for a clock 2 s behind
     dead = stored(job, status=JobStatus.DEAD, attempts=1, last_error=LEASE_EXPIRED_ERROR)
     aws = FakeAws(
         update_item=[refused(item), {"Attributes": dead}],
@@ -232,8 +239,11 @@ def test_a_lease_ended_on_the_final_attempt_is_dead_lettered_and_sent_to_the_dlq
     )
     claimed = _claim_flow(aws, _sqs.body(job.id, "default"))
     assert aws.operations == [
-        "update_item", "update_item", "send_message_batch", "delete_message_batch",
-    ]  # fmt: skip
+        "update_item",
+        "update_item",
+        "send_message_batch",
+        "delete_message_batch",
+    ]
     assert aws.calls[2].params["QueueUrl"] == DLQ
     assert [j.status for j in claimed.dead] == [JobStatus.DEAD]
 
@@ -249,8 +259,9 @@ def test_a_message_not_yet_due_hops_without_spending_an_attempt() -> None:
 
 def test_a_hop_near_the_redrive_limit_re_sends_a_fresh_message() -> None:
     job = prepared(delay=7_200).job
-    aws = FakeAws(update_item=[refused(stored(job))],
-                  send_message_batch=[{"Successful": [{"Id": "0"}]}])  # fmt: skip
+    aws = FakeAws(
+        update_item=[refused(stored(job))], send_message_batch=[{"Successful": [{"Id": "0"}]}]
+    )
     _claim_flow(aws, _sqs.body(job.id, "default"), receive_count=3, now=NOW + 900)
     assert aws.operations == ["update_item", "send_message_batch", "delete_message_batch"]
     assert aws.calls[1].params["Entries"][0]["DelaySeconds"] == 900

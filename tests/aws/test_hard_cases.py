@@ -24,9 +24,11 @@ from .conftest import SKEW, depth
 def twin(store: SqsJobStore, endpoint: str) -> SqsJobStore:
     """Another process's store on the same resources."""
     return SqsJobStore(
-        table_name=store.table_name, queue_urls=store.queue_urls, endpoint_url=endpoint,
+        table_name=store.table_name,
+        queue_urls=store.queue_urls,
+        endpoint_url=endpoint,
         clock_skew=SKEW,
-    )  # fmt: skip
+    )
 
 
 def body(job_id: str, queue: str = "default", lease: float = 30.0) -> str:
@@ -105,8 +107,10 @@ async def test_a_stale_run_cannot_overwrite_a_newer_attempt(store: SqsJobStore) 
     current = await queue.get(new.id)
     assert current is not None
     assert (current.status, current.lease_token, current.last_error) == (
-        JobStatus.RUNNING, new.lease_token, None,
-    )  # fmt: skip
+        JobStatus.RUNNING,
+        new.lease_token,
+        None,
+    )
     assert await store.complete(new.id, new.lease_token or "", time.time(), "fresh")
     done = await queue.get(new.id)
     assert done is not None and (done.status, done.result) == (JobStatus.COMPLETED, "fresh")
@@ -273,8 +277,10 @@ async def test_a_claim_cancelled_after_receiving_releases_what_it_claimed(
     released = await queue.get(enqueued.id)
     assert released is not None
     assert (released.status, released.attempts, released.last_error) == (
-        JobStatus.QUEUED, 0, CANCELLED_CLAIM,
-    )  # fmt: skip
+        JobStatus.QUEUED,
+        0,
+        CANCELLED_CLAIM,
+    )
     [job] = await store.claim("default", "w", time.time(), wait=1)
     assert (job.id, job.attempts) == (enqueued.id, 1)
 

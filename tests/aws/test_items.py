@@ -54,8 +54,13 @@ def test_numbers_are_plain_decimals_that_read_back_exactly(value: float) -> None
 
 def test_keyed_ids_depend_on_queue_tenant_and_key() -> None:
     assert keyed_id("default", "acme", "k") == keyed_id("default", "acme", "k")
-    triples = [("default", "acme", "k"), ("other", "acme", "k"), ("default", "acme", "j"),
-               ("default", "globex", "k"), ("default", None, "k")]  # fmt: skip
+    triples = [
+        ("default", "acme", "k"),
+        ("other", "acme", "k"),
+        ("default", "acme", "j"),
+        ("default", "globex", "k"),
+        ("default", None, "k"),
+    ]
     assert len({keyed_id(*triple) for triple in triples}) == len(triples)
     assert len(keyed_id("default", None, "k")) == 32
 

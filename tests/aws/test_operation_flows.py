@@ -83,15 +83,21 @@ def test_retry_deletes_the_job_s_copies_and_hands_the_rest_back() -> None:
     )
     assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
     assert aws.operations == [
-        "update_item", "send_message", "receive_message", "receive_message",
-        "receive_message", "delete_message_batch", "change_message_visibility_batch",
-    ]  # fmt: skip
+        "update_item",
+        "send_message",
+        "receive_message",
+        "receive_message",
+        "receive_message",
+        "delete_message_batch",
+        "change_message_visibility_batch",
+    ]
     deleted = aws.calls[5].params["Entries"]
     assert [e["ReceiptHandle"] for e in deleted] == ["h-0-1", "h-3-1"]
     handed_back = aws.calls[6].params["Entries"]
     assert [(e["ReceiptHandle"], e["VisibilityTimeout"]) for e in handed_back] == [
-        ("h-1-1", 0), ("h-2-1", 0),
-    ]  # fmt: skip
+        ("h-1-1", 0),
+        ("h-2-1", 0),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -128,9 +134,13 @@ def test_redrive_sends_a_dead_job_back_before_deleting_its_dlq_message() -> None
     )
     assert redrive(aws) == RedriveReport(redriven=1, discarded=0, skipped=0)
     assert aws.operations == [
-        "receive_message", "get_item", "update_item", "send_message_batch",
-        "delete_message_batch", "receive_message",
-    ]  # fmt: skip
+        "receive_message",
+        "get_item",
+        "update_item",
+        "send_message_batch",
+        "delete_message_batch",
+        "receive_message",
+    ]
     assert aws.calls[0].params["QueueUrl"] == DLQ
     assert aws.calls[3].params["QueueUrl"] == URL
     assert aws.calls[4].params["QueueUrl"] == DLQ
@@ -146,48 +156,63 @@ def test_a_message_whose_copy_was_not_sent_stays_in_the_dlq() -> None:
     )
     assert redrive(aws) == RedriveReport(redriven=0, discarded=0, skipped=1)
     assert aws.operations == [
-        "receive_message", "get_item", "update_item", "send_message_batch", "receive_message",
+        "receive_message",
+        "get_item",
+        "update_item",
+        "send_message_batch",
+        "receive_message",
         "change_message_visibility_batch",
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize(
     "item",
-    [None, stored(JOB, status=JobStatus.COMPLETED), stored(JOB, status=JobStatus.CANCELLED),
-     stored(JOB, status=JobStatus.DEAD, expires_at=NOW - 1)],
+    [
+        None,
+        stored(JOB, status=JobStatus.COMPLETED),
+        stored(JOB, status=JobStatus.CANCELLED),
+        stored(JOB, status=JobStatus.DEAD, expires_at=NOW - 1),
+    ],
     ids=["missing", "completed", "cancelled", "expired"],
-)  # fmt: skip
+)
 def test_a_message_with_nothing_left_to_run_is_deleted(item: dict[str, Any] | None) -> None:
     aws = FakeAws(receive_message=[received(BODY)], get_item=[{"Item": item} if item else {}])
     assert redrive(aws) == RedriveReport(redriven=0, discarded=1, skipped=0)
     assert aws.operations == [
-        "receive_message", "get_item", "delete_message_batch", "receive_message",
-    ]  # fmt: skip
+        "receive_message",
+        "get_item",
+        "delete_message_batch",
+        "receive_message",
+    ]
 
 
 def test_a_malformed_message_is_left_in_place_and_shown_again_at_the_end() -> None:
     aws = FakeAws(receive_message=[received("not json")])
     assert redrive(aws) == RedriveReport(redriven=0, discarded=0, skipped=1)
     assert aws.operations == [
-        "receive_message", "receive_message", "change_message_visibility_batch",
-    ]  # fmt: skip
+        "receive_message",
+        "receive_message",
+        "change_message_visibility_batch",
+    ]
     assert aws.calls[2].params["Entries"][0]["VisibilityTimeout"] == 0
 
 
 def test_a_waiting_job_s_message_is_sent_back_with_its_record_untouched() -> None:
     delayed = stored(JOB, status=JobStatus.DELAYED, run_at=at(NOW + 120))
     aws = FakeAws(
-        receive_message=[received(BODY)], get_item=[{"Item": delayed}],
+        receive_message=[received(BODY)],
+        get_item=[{"Item": delayed}],
         send_message_batch=[sent()],
-    )  # fmt: skip
+    )
     assert redrive(aws) == RedriveReport(redriven=1, discarded=0, skipped=0)
     assert "update_item" not in aws.operations
     assert aws.calls[2].params["Entries"][0]["DelaySeconds"] == 120
 
 
 def test_an_abandoned_run_is_recorded_dead_then_revived() -> None:
-    running = stored(JOB, status=JobStatus.RUNNING, attempts=2, lease_token="t",
-                     lease_until=at(NOW - 2.1))  # fmt: skip
+    running = stored(
+        JOB, status=JobStatus.RUNNING, attempts=2, lease_token="t", lease_until=at(NOW - 2.1)
+    )
     aws = FakeAws(
         receive_message=[received(BODY)],
         get_item=[{"Item": running}],
@@ -242,8 +267,10 @@ def test_a_message_met_again_in_a_long_redrive_is_handled_once() -> None:
     aws = FakeAws(receive_message=[received("x"), received("x", receive_count=2)])
     assert redrive(aws) == RedriveReport(redriven=0, discarded=0, skipped=1)
     assert aws.operations == [
-        "receive_message", "receive_message", "change_message_visibility_batch",
-    ]  # fmt: skip
+        "receive_message",
+        "receive_message",
+        "change_message_visibility_batch",
+    ]
     assert aws.calls[2].params["Entries"] == [
         {"Id": "0", "ReceiptHandle": "h-0-2", "VisibilityTimeout": 0}
     ]
@@ -264,12 +291,16 @@ def test_a_refused_send_leaves_the_message_in_the_dlq() -> None:
 
 
 def test_dead_letters_peeks_then_makes_every_message_visible_again() -> None:
-    aws = FakeAws(receive_message=[received(BODY, "garbage", receive_count=3)],
-                  get_item=[{"Item": DEAD}])  # fmt: skip
+    aws = FakeAws(
+        receive_message=[received(BODY, "garbage", receive_count=3)], get_item=[{"Item": DEAD}]
+    )
     letters = drive(_dead_letters.dead_letters(layout(), ["default"], NOW, 100), aws)
     assert aws.operations == [
-        "receive_message", "get_item", "receive_message", "change_message_visibility_batch",
-    ]  # fmt: skip
+        "receive_message",
+        "get_item",
+        "receive_message",
+        "change_message_visibility_batch",
+    ]
     assert [e["VisibilityTimeout"] for e in aws.calls[3].params["Entries"]] == [0, 0]
     assert [(d.job_id, d.receive_count) for d in letters] == [(JOB.id, 3), (None, 3)]
     assert isinstance(letters[0], DeadLetter) and letters[0].job is not None
@@ -283,8 +314,11 @@ def test_the_reconciler_reads_dlq_records_and_writes_only_abandoned_ones() -> No
     assert (report.dead, report.resent) == (0, 0)
     assert "update_item" not in aws.operations
     assert aws.operations[:4] == [
-        "receive_message", "get_item", "receive_message", "change_message_visibility_batch",
-    ]  # fmt: skip
+        "receive_message",
+        "get_item",
+        "receive_message",
+        "change_message_visibility_batch",
+    ]
     assert aws.calls[0].params["WaitTimeSeconds"] == 0  # a periodic pass never long-polls
 
 
@@ -297,20 +331,27 @@ def test_stats_counts_every_status_and_shard_following_pages() -> None:
     aws = FakeAws(
         query=[*pages, {"Count": 3}],
         get_queue_attributes=[
-            {"Attributes": {"ApproximateNumberOfMessages": "4",
-                            "ApproximateNumberOfMessagesNotVisible": "5",
-                            "ApproximateNumberOfMessagesDelayed": "6"}},
+            {
+                "Attributes": {
+                    "ApproximateNumberOfMessages": "4",
+                    "ApproximateNumberOfMessagesNotVisible": "5",
+                    "ApproximateNumberOfMessagesDelayed": "6",
+                }
+            },
             {"Attributes": {"ApproximateNumberOfMessages": "7"}},
         ],
-    )  # fmt: skip
+    )
     [found] = drive(_stats.stats(layout(), ["default"], NOW), aws)
     assert aws.operations == ["query"] * (6 * SHARDS + 1) + ["get_queue_attributes"] * 2
     assert aws.calls[-3].params["ExclusiveStartKey"] == {"pk": {"S": "job#x"}}
     assert all(c.params["Select"] == "COUNT" for c in aws.calls if c.operation == "query")
     assert sum(found.counts.values()) == 6 * SHARDS - 1 + 2 + 3
     assert (found.messages, found.in_flight, found.delayed, found.dead_letter_messages) == (
-        4, 5, 6, 7,
-    )  # fmt: skip
+        4,
+        5,
+        6,
+        7,
+    )
 
 
 def test_stats_filters_out_expired_records_only_where_they_can_be() -> None:

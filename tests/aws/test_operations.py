@@ -61,9 +61,11 @@ async def test_retry_runs_a_dead_job_again_with_its_attempts_reset(store: SqsJob
     spent = COUNTER.counts() - before
     # Revive, send; then its copy leaves the DLQ: one receive finds it, one finds no more.
     assert dict(spent.requests) == {
-        ("dynamodb", "UpdateItem"): 1, ("sqs", "SendMessage"): 1,
-        ("sqs", "ReceiveMessage"): 2, ("sqs", "DeleteMessageBatch"): 1,
-    }  # fmt: skip
+        ("dynamodb", "UpdateItem"): 1,
+        ("sqs", "SendMessage"): 1,
+        ("sqs", "ReceiveMessage"): 2,
+        ("sqs", "DeleteMessageBatch"): 1,
+    }
 
     record = await JobQueue(store).get(job_id)
     assert record is not None
@@ -292,9 +294,11 @@ async def test_stats_counts_every_status_and_leaves_expired_records_out(
     # and running records never expire.
     for days, terminal in ((2, (0, 1, 0)), (15, (0, 0, 0))):
         later = SqsJobStore(
-            table_name=store.table_name, queue_urls=store.queue_urls, endpoint_url=aws_endpoint,
+            table_name=store.table_name,
+            queue_urls=store.queue_urls,
+            endpoint_url=aws_endpoint,
             clock=clock_at(days * DAY),
-        )  # fmt: skip
+        )
         try:
             [default] = await later.stats(["default"])
         finally:
@@ -311,9 +315,13 @@ def counts(
     queued: int, delayed: int, running: int, completed: int, dead: int, cancelled: int
 ) -> dict[JobStatus, int]:
     return {
-        JobStatus.QUEUED: queued, JobStatus.DELAYED: delayed, JobStatus.RUNNING: running,
-        JobStatus.COMPLETED: completed, JobStatus.DEAD: dead, JobStatus.CANCELLED: cancelled,
-    }  # fmt: skip
+        JobStatus.QUEUED: queued,
+        JobStatus.DELAYED: delayed,
+        JobStatus.RUNNING: running,
+        JobStatus.COMPLETED: completed,
+        JobStatus.DEAD: dead,
+        JobStatus.CANCELLED: cancelled,
+    }
 
 
 async def test_a_dead_record_outlives_its_dead_letter_copy(store: SqsJobStore) -> None:

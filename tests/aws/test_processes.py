@@ -23,9 +23,13 @@ async def test_a_worker_killed_mid_job_loses_nothing(store: SqsJobStore, tmp_pat
     marker = tmp_path / "started"
     endpoint = store._state.endpoint.endpoint_url or ""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, str(HERE / "worker_process.py"), endpoint, store.table_name,
-        store.queue_urls["default"], str(marker),
-    )  # fmt: skip
+        sys.executable,
+        str(HERE / "worker_process.py"),
+        endpoint,
+        store.table_name,
+        store.queue_urls["default"],
+        str(marker),
+    )
     try:
         deadline = time.monotonic() + 30
         while not await asyncio.to_thread(marker.exists):
@@ -35,8 +39,10 @@ async def test_a_worker_killed_mid_job_loses_nothing(store: SqsJobStore, tmp_pat
         running = await queue.get(enqueued.id)
         assert running is not None
         assert (running.status, running.attempts, running.locked_by) == (
-            JobStatus.RUNNING, 1, "doomed",
-        )  # fmt: skip
+            JobStatus.RUNNING,
+            1,
+            "doomed",
+        )
     finally:
         os.kill(process.pid, signal.SIGKILL)
         assert await process.wait() == -signal.SIGKILL
@@ -48,8 +54,11 @@ async def test_a_worker_killed_mid_job_loses_nothing(store: SqsJobStore, tmp_pat
     done = await queue.get(enqueued.id)
     assert done is not None
     assert (done.status, done.attempts, done.result, done.locked_by) == (
-        JobStatus.COMPLETED, 2, "survived", None,
-    )  # fmt: skip
+        JobStatus.COMPLETED,
+        2,
+        "survived",
+        None,
+    )
 
 
 SYNC_PRODUCER = """
@@ -81,10 +90,18 @@ def test_the_blocking_producer_never_loads_asyncio_clients(store: SqsJobStore) -
     urls = json.dumps(dict(store.queue_urls))
     done = subprocess.run(
         [sys.executable, "-c", SYNC_PRODUCER, endpoint, store.table_name, urls],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
-        "duplicate": True, "same": True, "listed": 4, "cancelled": True, "status": "queued",
-        "resent": 0, "loaded": [],
-    }  # fmt: skip
+        "duplicate": True,
+        "same": True,
+        "listed": 4,
+        "cancelled": True,
+        "status": "queued",
+        "resent": 0,
+        "loaded": [],
+    }

@@ -30,9 +30,10 @@ async def test_a_queue_that_is_another_queue_s_dead_letter_queue_is_refused(
     """Found from SQS itself (ListDeadLetterSourceQueues), before the first claim."""
     dead_letter_url = store.dead_letter_queue_urls["default"]
     mixed_up = SqsJobStore(
-        table_name=store.table_name, queue_urls={"default": dead_letter_url},
+        table_name=store.table_name,
+        queue_urls={"default": dead_letter_url},
         endpoint_url=aws_endpoint,
-    )  # fmt: skip
+    )
     try:
         with pytest.raises(JobConfigError, match="is the dead-letter queue of") as refused:
             await mixed_up.claim("default", "w", time.time())

@@ -28,9 +28,12 @@ RESEND_AFTER = 0.5
 @pytest.fixture
 async def healing(aws_endpoint: str, prefix: str) -> AsyncIterator[SqsJobStore]:
     made = SqsJobStore.create(
-        prefix, queues=QUEUES, endpoint_url=aws_endpoint, clock_skew=SKEW,
+        prefix,
+        queues=QUEUES,
+        endpoint_url=aws_endpoint,
+        clock_skew=SKEW,
         resend_after=RESEND_AFTER,
-    )  # fmt: skip
+    )
     try:
         yield made
     finally:

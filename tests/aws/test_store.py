@@ -25,8 +25,9 @@ def test_create_is_idempotent(aws_endpoint: str, prefix: str) -> None:
         SqsJobStore.create(prefix, queues=queues, endpoint_url=aws_endpoint) as again,
     ):
         assert (again.table_name, dict(again.queue_urls)) == (
-            first.table_name, dict(first.queue_urls),
-        )  # fmt: skip
+            first.table_name,
+            dict(first.queue_urls),
+        )
         assert dict(again.dead_letter_queue_urls) == dict(first.dead_letter_queue_urls)
         assert set(first.queue_urls) == {"a", "b:c"}
 
@@ -170,10 +171,11 @@ def test_local_aws_serves_its_own_emulator_and_counts_requests(
         assert endpoint.startswith("http://127.0.0.1:")
         client = boto3.client("dynamodb", endpoint_url=endpoint)
         client.create_table(
-            TableName="t", BillingMode="PAY_PER_REQUEST",
+            TableName="t",
+            BillingMode="PAY_PER_REQUEST",
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
             KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        )  # fmt: skip
+        )
         items = [{"PutRequest": {"Item": {"pk": {"S": str(n)}}}} for n in range(3)]
         client.batch_write_item(RequestItems={"t": items})
         client.get_item(TableName="t", Key={"pk": {"S": "1"}})

@@ -38,6 +38,7 @@ async def test_tenants_reusing_a_key_get_a_job_and_a_message_each(
     assert await call(globex.cancel(first.job.id)) is False
     claimed = await claim_all(store, 2)
     assert sorted((job.tenant, job.id) for job in claimed) == [
-        ("acme", first.job.id), ("globex", second.job.id),
-    ]  # fmt: skip
+        ("acme", first.job.id),
+        ("globex", second.job.id),
+    ]
     assert all(job.status is JobStatus.RUNNING for job in claimed)

@@ -131,8 +131,9 @@ async def test_raw_messages_are_dead_lettered_or_deleted_with_one_line_each(
     assert not lines(caplog, "jobs.worker.claim_failed")
     untouched = await JobQueue(store).get(elsewhere.id)
     assert untouched is not None and (untouched.status, untouched.attempts) == (
-        JobStatus.QUEUED, 0,
-    )  # fmt: skip
+        JobStatus.QUEUED,
+        0,
+    )
 
 
 def _when_completed(store: SqsJobStore, job: Job, done: asyncio.Event) -> asyncio.Task[None]:
@@ -243,8 +244,12 @@ def test_a_claimed_record_that_cannot_be_read_is_dead_lettered_with_its_message(
     [(message, reason)] = claimed.malformed
     assert message.message_id == "m-0" and reason.startswith(f"the record of job {bad.id}")
     assert aws.operations == [
-        "update_item", "update_item", "update_item", "send_message_batch", "delete_message_batch",
-    ]  # fmt: skip
+        "update_item",
+        "update_item",
+        "update_item",
+        "send_message_batch",
+        "delete_message_batch",
+    ]
     marked = aws.calls[2].params  # dead, under the token this claim wrote
     assert marked["ExpressionAttributeValues"][":new_status"] == {"S": "dead"}
     assert (

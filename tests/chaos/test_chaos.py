@@ -108,10 +108,24 @@ class Fleet:
         self._started += 1
         log = (self._logs / f"worker-{self._started}.log").open("wb")
         process = subprocess.Popen(
-            [sys.executable, "-m", "sqsjobs.cli", "worker", REGISTRY,
-             "--concurrency", str(CONCURRENCY), "--grace", "5", "--reconcile-every", "0"],
-            cwd=ROOT, env=self._env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "sqsjobs.cli",
+                "worker",
+                REGISTRY,
+                "--concurrency",
+                str(CONCURRENCY),
+                "--grace",
+                "5",
+                "--reconcile-every",
+                "0",
+            ],
+            cwd=ROOT,
+            env=self._env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         return Worker(process, log)
 
     def kill_and_replace(self, victim: int) -> None:

@@ -47,10 +47,11 @@ def clients(faulty_aws: FaultyAws) -> Iterator[dict[str, Any]]:
 def table(clients: dict[str, Any]) -> str:
     name = f"faults-{uuid.uuid4().hex[:8]}"
     clients["dynamodb"].create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-    )  # fmt: skip
+    )
     return name
 
 
@@ -78,8 +79,9 @@ def test_throttling_speaks_each_protocol(faulty_aws: FaultyAws, clients: dict[st
                 getattr(clients[service], operation)()
             error = caught.value.response
             assert (error["Error"]["Code"], error["ResponseMetadata"]["HTTPStatusCode"]) == (
-                code, 400,
-            )  # fmt: skip
+                code,
+                400,
+            )
             # What botocore's standard retry mode treats as throttling (and backs off for).
             assert code in ThrottledRetryableChecker._THROTTLED_ERROR_CODES
 
@@ -91,8 +93,9 @@ def test_server_errors_are_500s(faulty_aws: FaultyAws, clients: dict[str, Any]) 
         with pytest.raises(ClientError) as sqs:
             clients["sqs"].list_queues()
     assert [e.value.response["ResponseMetadata"]["HTTPStatusCode"] for e in (dynamodb, sqs)] == [
-        500, 500,
-    ]  # fmt: skip
+        500,
+        500,
+    ]
     assert dynamodb.value.response["Error"]["Code"] == "InternalServerError"
 
 

@@ -104,10 +104,12 @@ def fresh_store(endpoint: str, **kwargs: Any) -> SqsJobStore:
 def twin(store: SqsJobStore, endpoint: str) -> SqsJobStore:
     """The store as another process would open it (its own clients and deliveries)."""
     return SqsJobStore(
-        table_name=store.table_name, queue_urls=store.queue_urls,
-        dead_letter_queue_urls=store.dead_letter_queue_urls, endpoint_url=endpoint,
+        table_name=store.table_name,
+        queue_urls=store.queue_urls,
+        dead_letter_queue_urls=store.dead_letter_queue_urls,
+        endpoint_url=endpoint,
         wait_time=1.0,
-    )  # fmt: skip
+    )
 
 
 @asynccontextmanager
@@ -116,10 +118,15 @@ async def workers(
 ) -> AsyncIterator[list[JobWorker]]:
     stores = [twin(store, endpoint) for _ in range(count)]
     started = [
-        JobWorker(JobQueue(s), ledger.handlers(), concurrency=concurrency,
-                  on_complete=ledger.on_complete, on_dead=ledger.on_dead)
+        JobWorker(
+            JobQueue(s),
+            ledger.handlers(),
+            concurrency=concurrency,
+            on_complete=ledger.on_complete,
+            on_dead=ledger.on_dead,
+        )
         for s in stores
-    ]  # fmt: skip
+    ]
     try:
         for each in stores:
             await warm_up(each)
@@ -223,15 +230,20 @@ async def test_every_first_attempt_fails_and_each_outcome_is_recorded_once(
             results.append(await producer.enqueue("ok", 3, idempotency_key="k3", lease=LEASE))
             again = await producer.enqueue("ok", 3, idempotency_key="k3", lease=LEASE)
             results += await producer.enqueue_many(
-                [EnqueueRequest("ok", 4, lease=LEASE),
-                 EnqueueRequest("ok", 5, idempotency_key="k5", lease=LEASE),
-                 EnqueueRequest("ok", 5, idempotency_key="k5", lease=LEASE),
-                 EnqueueRequest("flaky", 6, lease=LEASE),
-                 EnqueueRequest("fatal", 7, lease=LEASE, max_attempts=1)]
-            )  # fmt: skip
+                [
+                    EnqueueRequest("ok", 4, lease=LEASE),
+                    EnqueueRequest("ok", 5, idempotency_key="k5", lease=LEASE),
+                    EnqueueRequest("ok", 5, idempotency_key="k5", lease=LEASE),
+                    EnqueueRequest("flaky", 6, lease=LEASE),
+                    EnqueueRequest("fatal", 7, lease=LEASE, max_attempts=1),
+                ]
+            )
             ids = {r.job.id for r in results}
-            await wait_for(lambda: len(ledger.completed) + len(ledger.dead) == len(ids), 60,
-                           "every job to finish")  # fmt: skip
+            await wait_for(
+                lambda: len(ledger.completed) + len(ledger.dead) == len(ids),
+                60,
+                "every job to finish",
+            )
             injector.stop()
         summary = injector.summary()
     finally:
@@ -248,12 +260,14 @@ async def test_every_first_attempt_fails_and_each_outcome_is_recorded_once(
     flaky = next(j.id for j in unique.values() if j.name == "flaky")
     assert {i: (r.status, r.attempts) for i, r in records.items()} == {
         job_id: (
-            (JobStatus.DEAD, 1) if job_id == fatal
-            else (JobStatus.COMPLETED, 2) if job_id == flaky
+            (JobStatus.DEAD, 1)
+            if job_id == fatal
+            else (JobStatus.COMPLETED, 2)
+            if job_id == flaky
             else (JobStatus.COMPLETED, 1)
         )
         for job_id in unique
-    }  # fmt: skip
+    }
     assert ledger.runs == {i: 2 if i == flaky else 1 for i in unique}
     assert ledger.completed == {i: 1 for i in unique if i != fatal}
     assert ledger.dead == {fatal: 1}
@@ -400,7 +414,7 @@ async def test_when_every_try_fails_enqueue_raises_and_the_reconciler_repairs_th
                 raised[case] = type(e.value).__name__
             assert sorted(j.payload for j in table_records(store, endpoint).values()) == sorted(
                 case for case, (_, written) in cases.items() if written
-            )  # fmt: skip
+            )
             # The records whose send failed have no message: the reconciler sends one.
             report = await store.reconcile(grace=0)
             records = table_records(store, endpoint)

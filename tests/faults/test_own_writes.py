@@ -104,8 +104,10 @@ def test_a_claim_refused_under_its_own_token_is_claimed() -> None:
     [delivery] = claimed.deliveries
     written = aws.calls[0].params["ExpressionAttributeValues"][":token"]["S"]
     assert (delivery.job.id, delivery.job.lease_token, delivery.job.attempts) == (
-        aws.job.id, written, 1,
-    )  # fmt: skip
+        aws.job.id,
+        written,
+        1,
+    )
     assert [c.operation for c in aws.calls] == ["update_item"]
 
 

@@ -45,9 +45,12 @@ async def test_a_completion_throttled_past_botocores_retries_completes_on_the_fi
     queue = JobQueue(store)
     job = (await queue.enqueue("label.print", {"tenant": "kraków-5"}, max_attempts=1)).job
     throttled = FaultPlan(
-        rate=1.0, kinds=(Fault.THROTTLE,), services=frozenset({"dynamodb"}),
-        actions=frozenset({"UpdateItem"}), limit=2 * BOTOCORE_TRIES,
-    )  # fmt: skip
+        rate=1.0,
+        kinds=(Fault.THROTTLE,),
+        services=frozenset({"dynamodb"}),
+        actions=frozenset({"UpdateItem"}),
+        limit=2 * BOTOCORE_TRIES,
+    )
     runs: list[int] = []
     dead: list[str] = []
 
@@ -87,9 +90,12 @@ async def test_a_retry_recorded_after_throttling_still_returns_its_message_when_
     queue = JobQueue(store, backoff=Backoff(base=1.0, max=1.0, random=lambda: 1.0))
     job = (await queue.enqueue("label.print", {"tenant": "kraków-5"}, lease=30)).job
     throttled = FaultPlan(
-        rate=1.0, kinds=(Fault.THROTTLE,), services=frozenset({"dynamodb"}),
-        actions=frozenset({"UpdateItem"}), limit=2 * BOTOCORE_TRIES,
-    )  # fmt: skip
+        rate=1.0,
+        kinds=(Fault.THROTTLE,),
+        services=frozenset({"dynamodb"}),
+        actions=frozenset({"UpdateItem"}),
+        limit=2 * BOTOCORE_TRIES,
+    )
     runs: list[int] = []
 
     async def print_label(ctx: JobContext) -> str:

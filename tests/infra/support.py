@@ -50,9 +50,25 @@ def sample_job(job_id: str = "0123456789abcdef0123456789abcdef") -> Job:
     """A queued job as ``enqueue`` would make it, for writing records by hand."""
     now = datetime(2030, 1, 1, tzinfo=UTC)
     return Job(
-        id=job_id, queue="default", name="emails.send", payload={"to": "a@example.com"},
-        status=JobStatus.QUEUED, attempts=0, max_attempts=5, run_at=now, created_at=now,
-        updated_at=now, lease_until=None, locked_by=None, lease_token=None, lease=30.0,
-        timeout=30.0, priority=0, idempotency_key=None, tenant=None, last_error=None,
-        completed_at=None, result=None,
-    )  # fmt: skip
+        id=job_id,
+        queue="default",
+        name="emails.send",
+        payload={"to": "a@example.com"},
+        status=JobStatus.QUEUED,
+        attempts=0,
+        max_attempts=5,
+        run_at=now,
+        created_at=now,
+        updated_at=now,
+        lease_until=None,
+        locked_by=None,
+        lease_token=None,
+        lease=30.0,
+        timeout=30.0,
+        priority=0,
+        idempotency_key=None,
+        tenant=None,
+        last_error=None,
+        completed_at=None,
+        result=None,
+    )

@@ -27,10 +27,21 @@ PACKAGE = resources.files("sqsjobs.infra")
 
 def checkov(path: Path) -> dict[str, Any]:
     done = subprocess.run(
-        [str(CHECKOV), "--skip-download", "--framework", "cloudformation", "--output", "json",
-         "--file", str(path)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            str(CHECKOV),
+            "--skip-download",
+            "--framework",
+            "cloudformation",
+            "--output",
+            "json",
+            "--file",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode in (0, 1), done.stderr  # 1: failed checks, reported below
     report: dict[str, Any] = json.loads(done.stdout)
     return report

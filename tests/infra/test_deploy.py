@@ -130,9 +130,13 @@ def test_table_has_the_store_layout(main_stack: Deployed, aws_endpoint: str) -> 
     dynamodb.put_item(TableName=name, Item=item_from_job(job, None))
     created = job.created_at.timestamp()
     query = _dynamo.query_index(
-        name, index_pk(JobStatus.QUEUED, shard(job.id)), f"{job.queue}#", f"{job.queue}#~",
-        limit=10, start=None,
-    )  # fmt: skip
+        name,
+        index_pk(JobStatus.QUEUED, shard(job.id)),
+        f"{job.queue}#",
+        f"{job.queue}#~",
+        limit=10,
+        start=None,
+    )
     (found,) = dynamodb.query(**query.params)["Items"]
     assert found["id"] == {"S": job.id}
     assert float(found["created_at"]["N"]) == created
@@ -143,9 +147,11 @@ def test_queue_template_adds_a_queue_to_the_same_table(
 ) -> None:
     table = main_stack.outputs["TableName"]
     outputs = deploy_stack(
-        stack_name, template="sqsjobs-queue", endpoint_url=aws_endpoint,
+        stack_name,
+        template="sqsjobs-queue",
+        endpoint_url=aws_endpoint,
         parameters={"TableName": table, "QueueName": "high"},
-    )  # fmt: skip
+    )
     assert outputs["TableName"] == table
     queue, _, url = outputs["QueueUrls"].partition("=")
     assert queue == "high"
@@ -190,9 +196,11 @@ def test_stack_tags_are_given_added_to_and_kept(aws_endpoint: str, stack_name: s
     deploy_stack(stack_name, endpoint_url=aws_endpoint, tags=tags)
     assert stack_tags(aws_endpoint, stack_name) == tags
     deploy_stack(
-        stack_name, endpoint_url=aws_endpoint, tags={"team": "billing"},
+        stack_name,
+        endpoint_url=aws_endpoint,
+        tags={"team": "billing"},
         parameters={"VisibilityTimeout": "45"},
-    )  # fmt: skip
+    )
     assert stack_tags(aws_endpoint, stack_name) == {"team": "billing", "cost-centre": "Zürich-42"}
     deploy_stack(stack_name, endpoint_url=aws_endpoint, parameters={"VisibilityTimeout": "60"})
     assert stack_tags(aws_endpoint, stack_name) == {"team": "billing", "cost-centre": "Zürich-42"}
@@ -201,9 +209,10 @@ def test_stack_tags_are_given_added_to_and_kept(aws_endpoint: str, stack_name: s
 def test_a_customer_managed_key_encrypts_both_queues(aws_endpoint: str, stack_name: str) -> None:
     key = client("kms", aws_endpoint).create_key(Description=f"{stack_name} jobs")["KeyMetadata"]
     outputs = deploy_stack(
-        stack_name, endpoint_url=aws_endpoint,
+        stack_name,
+        endpoint_url=aws_endpoint,
         parameters={"KmsKeyArn": key["Arn"], "DeletionProtectionEnabled": "false"},
-    )  # fmt: skip
+    )
     for output in ("QueueUrls", "DeadLetterQueueUrls"):
         url = outputs[output].partition("=")[2]
         assert queue_attributes(aws_endpoint, url)["KmsMasterKeyId"] == key["Arn"]
@@ -226,9 +235,11 @@ def test_redeploy_applies_changed_parameters(aws_endpoint: str, stack_name: str)
     outputs = deploy_stack(stack_name, endpoint_url=aws_endpoint)
     events: list[StackEvent] = []
     deploy_stack(
-        stack_name, parameters={"VisibilityTimeout": "45"}, endpoint_url=aws_endpoint,
+        stack_name,
+        parameters={"VisibilityTimeout": "45"},
+        endpoint_url=aws_endpoint,
         on_event=events.append,
-    )  # fmt: skip
+    )
     url = outputs["QueueUrls"].partition("=")[2]
     assert queue_attributes(aws_endpoint, url)["VisibilityTimeout"] == "45"
     assert [e.status for e in events if e.logical_id == stack_name][-1] == "UPDATE_COMPLETE"
@@ -246,14 +257,16 @@ def test_a_reconciler_function_is_invoked_on_a_schedule(aws_endpoint: str, stack
     """Lambda-only deployments: the template schedules make_reconcile_handler's function."""
     function_arn = reconcile_function(aws_endpoint, f"{stack_name}-reconcile")
     deploy_stack(
-        stack_name, endpoint_url=aws_endpoint,
+        stack_name,
+        endpoint_url=aws_endpoint,
         parameters={"ReconcileFunctionArn": function_arn},
-    )  # fmt: skip
+    )
     events = client("events", aws_endpoint)
     [rule] = [
-        r for r in events.list_rules()["Rules"] if r["Description"].endswith("queue default")
-        and r["Name"].startswith(stack_name)
-    ]  # fmt: skip
+        r
+        for r in events.list_rules()["Rules"]
+        if r["Description"].endswith("queue default") and r["Name"].startswith(stack_name)
+    ]
     assert rule["ScheduleExpression"] == "rate(5 minutes)"
     assert rule["State"] == "ENABLED"
     [target] = events.list_targets_by_rule(Rule=rule["Name"])["Targets"]
@@ -269,17 +282,28 @@ def reconcile_function(endpoint: str, name: str) -> str:
     """A Lambda function in the emulator (which cannot run one, only hold it): its ARN."""
     role = client("iam", endpoint).create_role(
         RoleName=name,
-        AssumeRolePolicyDocument=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                           "Principal": {"Service": "lambda.amazonaws.com"}}],
-        }),
-    )["Role"]["Arn"]  # fmt: skip
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Action": "sts:AssumeRole",
+                        "Principal": {"Service": "lambda.amazonaws.com"},
+                    }
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
     code = io.BytesIO()
     with zipfile.ZipFile(code, "w") as archive:
         archive.writestr("app.py", "from sqsjobs.aws.lambda_ import make_reconcile_handler\n")
     function = client("lambda", endpoint).create_function(
-        FunctionName=name, Runtime="python3.12", Role=role, Handler="app.reconcile",
-        Code={"ZipFile": code.getvalue()}, Timeout=60,
-    )  # fmt: skip
+        FunctionName=name,
+        Runtime="python3.12",
+        Role=role,
+        Handler="app.reconcile",
+        Code={"ZipFile": code.getvalue()},
+        Timeout=60,
+    )
     return str(function["FunctionArn"])

@@ -70,10 +70,13 @@ class FakeCloudFormation:
         if self.started and self.pending:
             self.events.insert(0, self.pending.pop(0))
         stack = {
-            "StackId": f"arn:stack/{NAME}/1", "StackName": NAME,
-            "StackStatus": status, "Parameters": self.parameters, "Tags": self.tags,
+            "StackId": f"arn:stack/{NAME}/1",
+            "StackName": NAME,
+            "StackStatus": status,
+            "Parameters": self.parameters,
+            "Tags": self.tags,
             "Outputs": [{"OutputKey": "TableName", "OutputValue": "jobs-table"}],
-        }  # fmt: skip
+        }
         return {"Stacks": [stack]}
 
     def describe_stack_events(self, **kwargs: Any) -> dict[str, Any]:
@@ -117,9 +120,14 @@ def run(
     slept: list[float] = []
     clock = iter(range(0, 10_000, 10))
     deployment = Deployment(
-        fake, NAME, seen.append, poll_interval=10.0, timeout=timeout,
-        sleep=slept.append, clock=lambda: float(next(clock)),
-    )  # fmt: skip
+        fake,
+        NAME,
+        seen.append,
+        poll_interval=10.0,
+        timeout=timeout,
+        sleep=slept.append,
+        clock=lambda: float(next(clock)),
+    )
     return deployment.run("template", given or {}, **options), seen, slept
 
 
@@ -190,8 +198,9 @@ def test_create_tags_the_stack_and_sets_its_policy() -> None:
     [(name, request)] = fake.calls
     assert name == "create_stack"
     assert request["Tags"] == [
-        {"Key": "owner", "Value": "zoë"}, {"Key": "team", "Value": "paiements"}
-    ]  # fmt: skip
+        {"Key": "owner", "Value": "zoë"},
+        {"Key": "team", "Value": "paiements"},
+    ]
     assert request["StackPolicyBody"] == policy
 
 
@@ -227,8 +236,9 @@ def test_update_adds_tags_to_those_of_the_stack() -> None:
     run(fake, tags={"team": "paiements"})
     [(_, request)] = fake.calls
     assert request["Tags"] == [
-        {"Key": "env", "Value": "prod-eu"}, {"Key": "team", "Value": "paiements"}
-    ]  # fmt: skip
+        {"Key": "env", "Value": "prod-eu"},
+        {"Key": "team", "Value": "paiements"},
+    ]
 
 
 def test_update_without_tags_leaves_those_of_the_stack() -> None:

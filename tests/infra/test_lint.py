@@ -24,8 +24,11 @@ def test_cfn_lint_is_silent(name: str) -> None:
     path = Path(str(PACKAGE.joinpath(f"{name}.yaml")))
     done = subprocess.run(
         [str(CFN_LINT), "--format", "parseable", "--include-checks", "I", "--", str(path)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 

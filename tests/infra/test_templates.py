@@ -174,9 +174,11 @@ def test_the_stack_policy_keeps_every_table(name: str, template: dict[str, Any])
     allow, deny = json.loads(policy)["Statement"]
     assert allow == {"Effect": "Allow", "Principal": "*", "Action": "Update:*", "Resource": "*"}
     assert deny == {
-        "Effect": "Deny", "Principal": "*", "Action": ["Update:Replace", "Update:Delete"],
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": ["Update:Replace", "Update:Delete"],
         "Resource": [f"LogicalResourceId/{logical_id}" for logical_id in sorted(tables)],
-    }  # fmt: skip
+    }
 
 
 # -- the queues ----------------------------------------------------------------------------
@@ -216,10 +218,13 @@ def test_every_queue_refuses_requests_without_tls(template: dict[str, Any]) -> N
     assert set(covered) == queues == {"JobQueue", "DeadLetterQueue"}
     for logical_id, statement in covered.items():
         assert statement == {
-            "Sid": "DenyWithoutTls", "Effect": "Deny", "Principal": "*", "Action": "sqs:*",
+            "Sid": "DenyWithoutTls",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "sqs:*",
             "Resource": {"Fn::GetAtt": [logical_id, "Arn"]},
             "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-        }  # fmt: skip
+        }
 
 
 @BOTH
@@ -409,10 +414,18 @@ def _listed(value: str | list[str]) -> list[str]:
 def test_outputs(template: dict[str, Any]) -> None:
     outputs = template["Outputs"]
     assert set(outputs) == {
-        "TableName", "QueueUrls", "DeadLetterQueueUrls", "QueueArn", "DeadLetterQueueArn",
-        "ProducerPolicyArn", "WorkerPolicyArn", "ReaderPolicyArn", "OperatorPolicyArn",
-        "KeyUsePolicyArn", "EventSourceMappingId",
-    }  # fmt: skip
+        "TableName",
+        "QueueUrls",
+        "DeadLetterQueueUrls",
+        "QueueArn",
+        "DeadLetterQueueArn",
+        "ProducerPolicyArn",
+        "WorkerPolicyArn",
+        "ReaderPolicyArn",
+        "OperatorPolicyArn",
+        "KeyUsePolicyArn",
+        "EventSourceMappingId",
+    }
     assert outputs["QueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${JobQueue}"}
     assert outputs["DeadLetterQueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${DeadLetterQueue}"}
     assert outputs["EventSourceMappingId"]["Condition"] == "HasLambdaWorker"
@@ -427,8 +440,11 @@ def test_a_customer_managed_key_comes_with_a_policy_to_use_it(template: dict[str
     [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
     assert statement["Resource"] == {"Ref": "KmsKeyArn"}
     assert set(statement["Action"]) == {
-        "kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey",
-    }  # fmt: skip
+        "kms:Decrypt",
+        "kms:DescribeKey",
+        "kms:Encrypt",
+        "kms:GenerateDataKey",
+    }
     services = statement["Condition"]["StringEquals"]["kms:ViaService"]
     assert [s["Fn::Sub"].split(".")[0] for s in services] == ["sqs", "dynamodb"]
 
@@ -451,9 +467,13 @@ def test_queue_template_is_the_main_one_without_the_table() -> None:
         assert QUEUE[section] == expected[section], section
     assert set(QUEUE) == set(MAIN)
     assert references(QUEUE) - set(QUEUE["Parameters"]) - set(QUEUE["Resources"]) == {
-        "AWS::Partition", "AWS::Region", "AWS::AccountId", "AWS::StackName", "AWS::StackId",
+        "AWS::Partition",
+        "AWS::Region",
+        "AWS::AccountId",
+        "AWS::StackName",
+        "AWS::StackId",
         "AWS::NoValue",
-    }  # fmt: skip
+    }
 
 
 def _renamed(node: Any, old: str, new: str) -> Any:

@@ -48,9 +48,12 @@ def receive_event(sqs: Any, url: str, count: int) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     while len(messages) < count:
         reply = sqs.receive_message(
-            QueueUrl=url, MaxNumberOfMessages=min(10, count - len(messages)),
-            WaitTimeSeconds=1, AttributeNames=["All"], VisibilityTimeout=30,
-        )  # fmt: skip
+            QueueUrl=url,
+            MaxNumberOfMessages=min(10, count - len(messages)),
+            WaitTimeSeconds=1,
+            AttributeNames=["All"],
+            VisibilityTimeout=30,
+        )
         messages += reply.get("Messages", [])
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"

@@ -120,9 +120,11 @@ def test_fifo_runs_in_order_and_stops_at_the_first_failure(
     )
     for n, job in enumerate(jobs):
         sqs.send_message(
-            QueueUrl=fifo_url, MessageBody=body(job.id, "default"),
-            MessageGroupId="orders", MessageDeduplicationId=f"{job.id}-{n}",
-        )  # fmt: skip
+            QueueUrl=fifo_url,
+            MessageBody=body(job.id, "default"),
+            MessageGroupId="orders",
+            MessageDeduplicationId=f"{job.id}-{n}",
+        )
     ran: list[int] = []
 
     def step(payload: int) -> None:
@@ -161,8 +163,16 @@ def test_a_malformed_record_goes_to_the_dlq_without_stopping_the_batch(
 
 def test_a_record_from_an_unknown_queue_is_refused(store: SqsJobStore) -> None:
     handler = make_lambda_handler({"ok": lambda ctx: None}, store=store)
-    event = {"Records": [{"messageId": "m", "receiptHandle": "r", "body": "{}",
-                          "eventSourceARN": "arn:aws:sqs:us-east-1:1:elsewhere"}]}  # fmt: skip
+    event = {
+        "Records": [
+            {
+                "messageId": "m",
+                "receiptHandle": "r",
+                "body": "{}",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:1:elsewhere",
+            }
+        ]
+    }
     with pytest.raises(ValueError, match="this store's queues are"):
         handler(event, Context())
 

@@ -32,11 +32,15 @@ class ThrottledCompletions(SqsJobStore):
         self.tries.append((job_id, lease_token, now, result))
         if len(self.tries) <= self.throttled:
             raise ClientError(
-                {"Error": {"Code": "ProvisionedThroughputExceededException",
-                           "Message": "The level of configured provisioned throughput "
-                                      "for the table was exceeded."}},
+                {
+                    "Error": {
+                        "Code": "ProvisionedThroughputExceededException",
+                        "Message": "The level of configured provisioned throughput "
+                        "for the table was exceeded.",
+                    }
+                },
                 "UpdateItem",
-            )  # fmt: skip
+            )
         return await super().complete(job_id, lease_token, now, result)
 
 
