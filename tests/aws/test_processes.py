@@ -17,11 +17,13 @@ from sqsjobs.aws import SqsJobStore
 HERE = Path(__file__).parent
 
 
-async def test_a_worker_killed_mid_job_loses_nothing(store: SqsJobStore, tmp_path: Path) -> None:
+async def test_a_worker_killed_mid_job_loses_nothing(
+    store: SqsJobStore, aws_endpoint: str, tmp_path: Path
+) -> None:
     queue = JobQueue(store)
     enqueued = (await queue.enqueue("hang", {"n": 1}, lease=1, max_attempts=3)).job
     marker = tmp_path / "started"
-    endpoint = store._state.endpoint.endpoint_url or ""
+    endpoint = aws_endpoint
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(HERE / "worker_process.py"),
@@ -85,8 +87,10 @@ print(json.dumps({
 """
 
 
-def test_the_blocking_producer_never_loads_asyncio_clients(store: SqsJobStore) -> None:
-    endpoint = store._state.endpoint.endpoint_url or ""
+def test_the_blocking_producer_never_loads_asyncio_clients(
+    store: SqsJobStore, aws_endpoint: str
+) -> None:
+    endpoint = aws_endpoint
     urls = json.dumps(dict(store.queue_urls))
     done = subprocess.run(
         [sys.executable, "-c", SYNC_PRODUCER, endpoint, store.table_name, urls],

@@ -150,7 +150,7 @@ def _when_completed(store: SqsJobStore, job: Job, done: asyncio.Event) -> asynci
 
 
 async def test_raw_items_are_dead_lettered_with_one_line_each(
-    store: SqsJobStore, sqs: Any, caplog: pytest.LogCaptureFixture
+    store: SqsJobStore, aws_endpoint: str, sqs: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     queue = JobQueue(store)
     model = (await queue.enqueue("good", {"n": 1})).job  # a well-formed record to vary
@@ -177,7 +177,7 @@ async def test_raw_items_are_dead_lettered_with_one_line_each(
         "no lease": variant("no-lease", lease=None),
     }
     table = store.table_name
-    client = _dynamodb(store)
+    client = _dynamodb(aws_endpoint)
     for item in items.values():
         client.put_item(TableName=table, Item=item)
     url = store.queue_urls["default"]
@@ -214,8 +214,8 @@ async def test_raw_items_are_dead_lettered_with_one_line_each(
     client.close()
 
 
-def _dynamodb(store: SqsJobStore) -> Any:
-    return boto3.client("dynamodb", endpoint_url=store._state.endpoint.endpoint_url)
+def _dynamodb(endpoint: str) -> Any:
+    return boto3.client("dynamodb", endpoint_url=endpoint)
 
 
 # -- the same on the scripted fake (pure) ---------------------------------------------------
