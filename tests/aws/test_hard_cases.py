@@ -9,14 +9,10 @@ import time
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws.store.claims import CANCELLED_CLAIM
-from sqsjobs.aws.transports.errors import translate
-from sqsjobs.aws.wire.protocol import Call, Reply
 
 from .conftest import SKEW, depth
 
@@ -176,35 +172,6 @@ async def test_a_lease_ending_on_the_final_attempt_sends_the_job_to_the_dlq(
     assert depth(sqs, store.queue_urls["default"]) == 0
 
 
-async def test_a_crash_between_put_and_send_is_repaired_by_the_reconciler(
-    store: SqsJobStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    send = store._send
-
-    async def crash_before_sending(call: Call) -> Reply:
-        if call.operation == "send_message":
-            error = {"Error": {"Code": "InternalFailure", "Message": "process died"}}
-            raise translate(ClientError(error, "SendMessage"), call.operation)
-        return await send(call)
-
-    queue = JobQueue(store)
-    monkeypatch.setattr(store, "_send", crash_before_sending)
-    with pytest.raises(ClientError):
-        await queue.enqueue("report", {"month": 1})
-    monkeypatch.setattr(store, "_send", send)
-    [lost] = (await queue.list()).jobs
-    assert lost.status is JobStatus.QUEUED
-    assert await store.claim("default", "w", time.time()) == []
-    assert (await store.reconcile(grace=60)).resent == 0  # not stale yet
-    await asyncio.sleep(1.1)
-    report = store.sync.reconcile(grace=1)
-    assert (report.resent, report.dead) == (1, 0)
-    assert (await store.reconcile(grace=1)).resent == 0  # it was just re-sent
-    [job] = await store.claim("default", "w", time.time(), wait=1)
-    assert (job.id, job.attempts) == (lost.id, 1)
-    assert await store.complete(job.id, job.lease_token or "", time.time(), None)
-
-
 async def test_a_message_redriven_to_the_dlq_is_reconciled_to_dead(
     aws_endpoint: str, prefix: str, sqs: Any
 ) -> None:
@@ -247,37 +214,6 @@ async def test_a_cancelled_long_poll_spends_no_attempt(store: SqsJobStore) -> No
     # visibility timeout, its attempt unspent.
     enqueued = (await queue.enqueue("next", lease=1)).job
     await asyncio.sleep(1.5)
-    [job] = await store.claim("default", "w", time.time(), wait=1)
-    assert (job.id, job.attempts) == (enqueued.id, 1)
-
-
-async def test_a_claim_cancelled_after_receiving_releases_what_it_claimed(
-    store: SqsJobStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    send = store._send
-
-    async def slow_writes(call: Call) -> Reply:
-        if call.operation == "update_item":
-            await asyncio.sleep(0.3)
-        return await send(call)
-
-    queue = JobQueue(store)
-    enqueued = (await queue.enqueue("interrupted")).job
-    monkeypatch.setattr(store, "_send", slow_writes)
-    claiming = asyncio.create_task(store.claim("default", "w", time.time(), wait=1))
-    await asyncio.sleep(0.15)  # received; the claim write is in flight
-    claiming.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await claiming
-    await asyncio.sleep(1.0)
-    monkeypatch.setattr(store, "_send", send)
-    released = await queue.get(enqueued.id)
-    assert released is not None
-    assert (released.status, released.attempts, released.last_error) == (
-        JobStatus.QUEUED,
-        0,
-        CANCELLED_CLAIM,
-    )
     [job] = await store.claim("default", "w", time.time(), wait=1)
     assert (job.id, job.attempts) == (enqueued.id, 1)
 

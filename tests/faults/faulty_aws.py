@@ -32,6 +32,7 @@ import json
 import random
 import socket
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -53,9 +54,13 @@ class Fault(StrEnum):
     DROP = "drop"
     LOST_RESPONSE = "lost_response"
     APPLIED_ERROR = "applied_error"
+    DENIED = "denied"  # an error botocore does not retry (IAM said no): fails at once
+    SLOW = "slow"  # served in full, ``FaultPlan.delay`` seconds late
 
 
-BEFORE = frozenset({Fault.THROTTLE, Fault.SERVER_ERROR, Fault.DROP})
+BEFORE = frozenset({Fault.THROTTLE, Fault.SERVER_ERROR, Fault.DROP, Fault.DENIED})
+# What a random plan injects unless told otherwise: failures a retry may get past.
+TRANSIENT = tuple(fault for fault in Fault if fault not in (Fault.DENIED, Fault.SLOW))
 AFTER = frozenset({Fault.LOST_RESPONSE, Fault.APPLIED_ERROR})
 
 JSON_NAMESPACES = {"dynamodb": "com.amazonaws.dynamodb.v20120810", "sqs": "com.amazonaws.sqs"}
@@ -64,6 +69,7 @@ THROTTLING_CODES = {
     "sqs": "ThrottlingException",
 }
 SERVER_ERROR_CODES = {"dynamodb": "InternalServerError", "sqs": "InternalError"}
+DENIED_CODES = {"dynamodb": "AccessDeniedException", "sqs": "AccessDenied"}
 # Clients whose user agent carries this are never faulted: a test's own reads of the
 # table and queues, which observe the system and are no part of it.
 OBSERVER = "sqsjobs-test-observer"
@@ -76,11 +82,12 @@ class FaultPlan:
 
     rate: float = 0.0  # fraction of eligible requests (random mode)
     seed: int = 0
-    kinds: tuple[Fault, ...] = tuple(Fault)
+    kinds: tuple[Fault, ...] = TRANSIENT
     services: frozenset[str] = frozenset({"dynamodb", "sqs"})
     actions: frozenset[str] | None = None  # None: every action of those services
     first_attempts: bool = False  # fault every first attempt instead of a random fraction
     limit: int | None = None  # inject at most this many faults, then let every request pass
+    delay: float = 0.3  # how late a SLOW request is answered
 
 
 class FaultInjector(RequestCounter):
@@ -89,6 +96,7 @@ class FaultInjector(RequestCounter):
     def __init__(self) -> None:
         super().__init__()
         self._plan: FaultPlan | None = None
+        self.delay = 0.0
         self._random = random.Random(0)
         self._decide = threading.Lock()
         self.injected: Counter[tuple[str, str, Fault]] = Counter()
@@ -98,6 +106,7 @@ class FaultInjector(RequestCounter):
         """Inject faults per ``plan`` from now on; the counts start again with it."""
         with self._decide:
             self._plan = plan
+            self.delay = plan.delay
             self._random = random.Random(plan.seed)
             self.injected.clear()
             self.eligible.clear()
@@ -131,6 +140,9 @@ class FaultInjector(RequestCounter):
             service, action = _service_action(environ)
             fault = self._choose(service, action, environ)
             if fault is None:
+                return counted(environ, start_response)
+            if fault is Fault.SLOW:
+                time.sleep(self.delay)
                 return counted(environ, start_response)
             if fault in AFTER:
                 _apply(counted, environ)
@@ -202,12 +214,13 @@ def _drop(environ: dict[str, Any]) -> None:
 def _error(
     service: str, environ: dict[str, Any], fault: Fault
 ) -> tuple[str, list[tuple[str, str]], bytes]:
-    """A throttling error (400) or an internal error (500) in the client's protocol."""
+    """A throttling or denied error (400) or an internal error (500) in the client's protocol."""
     throttled = fault is Fault.THROTTLE
-    status = "400 Bad Request" if throttled else "500 Internal Server Error"
+    sender = fault in (Fault.THROTTLE, Fault.DENIED)  # the client's fault: HTTP 400
+    status = "400 Bad Request" if sender else "500 Internal Server Error"
     request_id = str(uuid.uuid4())
     if environ.get("HTTP_X_AMZ_TARGET"):  # JSON 1.0 protocol: DynamoDB, and SQS on botocore 1.40
-        codes = THROTTLING_CODES if throttled else SERVER_ERROR_CODES
+        codes = _codes(fault)
         code = codes.get(service, "ThrottlingException" if throttled else "InternalFailure")
         namespace = JSON_NAMESPACES.get(service, "com.amazonaws")
         body = json.dumps({"__type": f"{namespace}#{code}", "message": f"fault injection: {fault}"})
@@ -216,11 +229,13 @@ def _error(
             ("x-amzn-RequestId", request_id),
         ]
         if service == "sqs":  # SQS's JSON errors also carry the query protocol's code
-            fault_side = "Sender" if throttled else "Receiver"
+            fault_side = "Sender" if sender else "Receiver"
             headers.append(("x-amzn-query-error", f"{code};{fault_side}"))
         return status, headers, body.encode()
-    code = "Throttling" if throttled else "InternalFailure"
-    fault_side = "Sender" if throttled else "Receiver"
+    code = {Fault.THROTTLE: "Throttling", Fault.DENIED: "AccessDenied"}.get(
+        fault, "InternalFailure"
+    )
+    fault_side = "Sender" if sender else "Receiver"
     body = (
         '<ErrorResponse xmlns="https://aws.amazon.com/">'
         f"<Error><Type>{fault_side}</Type><Code>{code}</Code>"
@@ -228,3 +243,9 @@ def _error(
         f"<RequestId>{request_id}</RequestId></ErrorResponse>"
     )
     return status, [("Content-Type", "text/xml"), ("x-amzn-RequestId", request_id)], body.encode()
+
+
+def _codes(fault: Fault) -> dict[str, str]:
+    if fault is Fault.THROTTLE:
+        return THROTTLING_CODES
+    return DENIED_CODES if fault is Fault.DENIED else SERVER_ERROR_CODES
