@@ -218,12 +218,17 @@ async def test_a_cancelled_long_poll_spends_no_attempt(store: SqsJobStore) -> No
     assert (job.id, job.attempts) == (enqueued.id, 1)
 
 
-async def test_a_refused_heartbeat_forgets_the_claim(store: SqsJobStore) -> None:
+async def test_a_refused_heartbeat_ends_the_claim(store: SqsJobStore, sqs: Any) -> None:
+    """Its run records nothing after it: the next claim owns the job and its message."""
     await JobQueue(store).enqueue("short", lease=1)
     [job] = await store.claim("default", "w", time.time())
     token = job.lease_token or ""
-    assert store._state.deliveries.get(job.id, token) is not None
     await asyncio.sleep(1.2)
     now = time.time()
     assert not await store.heartbeat(job.id, token, now + 1, now)
-    assert store._state.deliveries.get(job.id, token) is None
+    [again] = await store.claim("default", "w2", time.time(), wait=2)
+    assert (again.id, again.attempts) == (job.id, 2)
+    assert not await store.complete(job.id, token, time.time(), "stale")
+    assert await store.complete(again.id, again.lease_token or "", time.time(), "fresh")
+    await store.aclose()  # sends the batched delete of the message
+    assert depth(sqs, store.queue_urls["default"]) == 0
