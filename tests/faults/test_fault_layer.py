@@ -20,10 +20,10 @@ from botocore.retries.standard import ThrottledRetryableChecker
 from sqsjobs.aws.transports.aio import AioTransport
 from sqsjobs.aws.transports.boto import BotoTransport
 from sqsjobs.aws.transports.endpoint import Endpoint
-from sqsjobs.aws.wire.protocol import Call
+from sqsjobs.aws.wire.protocol import AwsError, Call
 
 from .conftest import FaultyAws
-from .faulty_aws import Fault, FaultPlan
+from .faulty_aws import TRANSIENT, Fault, FaultPlan
 
 ONE_ATTEMPT = Config(retries={"mode": "standard", "max_attempts": 1})
 
@@ -127,11 +127,11 @@ def test_a_lost_response_hides_a_write_that_happened(
 
 
 def test_the_store_clients_retry_every_fault(faulty_aws: FaultyAws) -> None:
-    """botocore's standard mode, as the store configures it, retries each kind of fault."""
+    """botocore's standard mode, as the store configures it, retries each transient fault."""
     transport = BotoTransport(Endpoint(faulty_aws.endpoint))
     try:
         for fault, service, operation in zip(
-            Fault, ["sqs", "dynamodb"] * 3, ["list_queues", "list_tables"] * 3, strict=False
+            TRANSIENT, ["sqs", "dynamodb"] * 3, ["list_queues", "list_tables"] * 3, strict=False
         ):
             plan = FaultPlan(kinds=(fault,), first_attempts=True)
             with faulty_aws.injector.faults(plan) as injector:
@@ -176,3 +176,17 @@ def test_a_limit_ends_the_faults_after_that_many(faulty_aws: FaultyAws, table: s
     finally:
         client.close()
     assert written == ["third"]
+
+
+def test_a_denied_request_fails_at_once(faulty_aws: FaultyAws) -> None:
+    """What IAM refuses, no retry mends: botocore gives up after the first try."""
+    transport = BotoTransport(Endpoint(faulty_aws.endpoint))
+    plan = FaultPlan(kinds=(Fault.DENIED,), first_attempts=True)
+    try:
+        for service, operation in (("sqs", "list_queues"), ("dynamodb", "list_tables")):
+            with faulty_aws.injector.faults(plan) as injector, pytest.raises(AwsError) as denied:
+                transport(Call(service, operation, {}))  # type: ignore[arg-type]
+            assert denied.value.code.startswith("AccessDenied")
+            assert sum(injector.eligible.values()) == 1
+    finally:
+        transport.close()

@@ -55,7 +55,7 @@ from sqsjobs.aws.transports.endpoint import Endpoint
 from sqsjobs.aws.wire.items import stored_from_item
 
 from .conftest import FaultyAws
-from .faulty_aws import OBSERVER_CONFIG, Fault, FaultPlan
+from .faulty_aws import OBSERVER_CONFIG, TRANSIENT, Fault, FaultPlan
 
 LEASE = 5.0
 WARM_UP = "warm.up"
@@ -273,7 +273,7 @@ async def test_every_first_attempt_fails_and_each_outcome_is_recorded_once(
     assert ledger.dead == {fatal: 1}
     assert dlq_job_ids(store, endpoint).keys() == {fatal}  # a lost send may leave two copies
     kinds = Counter(kind for (_, _, kind) in injector.injected.elements())
-    assert set(kinds) == set(Fault), kinds  # each kind of fault was met
+    assert set(kinds) == set(TRANSIENT), kinds  # each kind of transient fault was met
 
 
 # -- ten percent at random ----------------------------------------------------------------
