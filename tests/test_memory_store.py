@@ -17,11 +17,11 @@ from sqsjobs import (
     JobStatus,
     MemoryJobStore,
 )
-from sqsjobs._backoff import Backoff
-from sqsjobs._enqueue import QueueConfig, prepare
+from sqsjobs._enqueue import prepare
 from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 
 from .support.clock import REALISTIC_START, FakeClock
+from .support.config import make_config
 
 T = REALISTIC_START
 
@@ -31,16 +31,7 @@ def store(clock: FakeClock) -> MemoryJobStore:
     return MemoryJobStore(clock=clock, retention=10, dead_retention=20)
 
 
-CONFIG = QueueConfig.build(
-    object(),
-    default_queue="default",
-    payload_max_bytes=65536,
-    default_max_attempts=3,
-    default_timeout=30.0,
-    default_lease=30.0,
-    backoff=Backoff(),
-    clock=lambda: T,
-)
+CONFIG = make_config(default_max_attempts=3, clock=lambda: T)
 
 
 def make(at: float = T, job_id: str | None = None, **options: Any) -> Job:

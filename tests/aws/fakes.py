@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqsjobs import EnqueueRequest, Job
-from sqsjobs._backoff import Backoff
-from sqsjobs._enqueue import Prepared, QueueConfig, prepare
+from sqsjobs._enqueue import Prepared, prepare
 from sqsjobs.aws.wire.items import item_from_job
 from sqsjobs.aws.wire.layout import Layout
 from sqsjobs.aws.wire.protocol import AwsError, Call, ConditionFailed, Reply
 from sqsjobs.aws.wire.sqs import Message, QueueInfo
+from tests.support.config import make_config
 
 NOW = 1_796_094_741.2439704  # like time.time(): digits a datetime cannot keep
 URL = "https://sqs.local/123/default"
@@ -29,16 +29,7 @@ def layout(max_receive_count: int | None = 5) -> Layout:
 
 
 def prepared(payload: Any = None, *, at: float = NOW, **options: Any) -> Prepared:
-    config = QueueConfig.build(
-        object(),
-        default_queue="default",
-        payload_max_bytes=65536,
-        default_max_attempts=3,
-        default_timeout=30.0,
-        default_lease=30.0,
-        backoff=Backoff(),
-        clock=lambda: at,
-    )
+    config = make_config(default_max_attempts=3, clock=lambda: at)
     return prepare(config, EnqueueRequest("fake.job", payload, **options), at)
 
 

@@ -24,6 +24,14 @@ from .conftest import FaultyAws
 from .faulty_aws import Fault, FaultPlan
 
 BOTOCORE_TRIES = 2
+# The next writes of an outcome are throttled for two rounds of botocore's tries.
+THROTTLED_UPDATES = FaultPlan(
+    rate=1.0,
+    kinds=(Fault.THROTTLE,),
+    services=frozenset({"dynamodb"}),
+    actions=frozenset({"UpdateItem"}),
+    limit=2 * BOTOCORE_TRIES,
+)
 
 
 @pytest.fixture
@@ -44,19 +52,12 @@ async def test_a_completion_throttled_past_botocores_retries_completes_on_the_fi
     store = SqsJobStore.create(f"f{uuid.uuid4().hex[:12]}", endpoint_url=faulty_aws.endpoint)
     queue = JobQueue(store)
     job = (await queue.enqueue("label.print", {"tenant": "kraków-5"}, max_attempts=1)).job
-    throttled = FaultPlan(
-        rate=1.0,
-        kinds=(Fault.THROTTLE,),
-        services=frozenset({"dynamodb"}),
-        actions=frozenset({"UpdateItem"}),
-        limit=2 * BOTOCORE_TRIES,
-    )
     runs: list[int] = []
     dead: list[str] = []
 
     async def print_label(ctx: JobContext) -> str:
         runs.append(ctx.attempt)
-        faulty_aws.injector.start(throttled)  # from now on, the next completions are throttled
+        faulty_aws.injector.start(THROTTLED_UPDATES)  # the next completions are throttled
         return "printed"
 
     worker = JobWorker(queue, {"label.print": print_label}, on_dead=lambda j, e: dead.append(j.id))
@@ -89,19 +90,12 @@ async def test_a_retry_recorded_after_throttling_still_returns_its_message_when_
     store = SqsJobStore.create(f"f{uuid.uuid4().hex[:12]}", endpoint_url=faulty_aws.endpoint)
     queue = JobQueue(store, backoff=Backoff(base=1.0, max=1.0, random=lambda: 1.0))
     job = (await queue.enqueue("label.print", {"tenant": "kraków-5"}, lease=30)).job
-    throttled = FaultPlan(
-        rate=1.0,
-        kinds=(Fault.THROTTLE,),
-        services=frozenset({"dynamodb"}),
-        actions=frozenset({"UpdateItem"}),
-        limit=2 * BOTOCORE_TRIES,
-    )
     runs: list[int] = []
 
     async def print_label(ctx: JobContext) -> str:
         runs.append(ctx.attempt)
         if ctx.attempt == 1:
-            faulty_aws.injector.start(throttled)  # the failure's write is throttled
+            faulty_aws.injector.start(THROTTLED_UPDATES)  # the failure's write is throttled
             raise RuntimeError("printer offline")
         return "printed"
 
