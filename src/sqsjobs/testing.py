@@ -1,7 +1,8 @@
 """Test helpers: a local AWS emulator for your own tests and the demo.
 
-``local_aws()`` runs moto's server in a background thread on a free 127.0.0.1 port and
-yields its endpoint URL; boto3 and aioboto3 clients reach it over real HTTP, so what is
+``local_aws()`` runs moto's server in a background thread on a free 127.0.0.1 port (or
+on ``port``, for an endpoint that other processes are told in advance) and yields its
+endpoint URL; boto3 and aioboto3 clients reach it over real HTTP, so what is
 tested is what runs against AWS. Give it credentials from the environment (any value
 works, e.g. ``AWS_ACCESS_KEY_ID=testing``) and a region, as for AWS.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import threading
 import urllib.parse
 from collections import Counter
@@ -26,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from ._errors import JobConfigError
 
 __all__ = ["RequestCounter", "RequestCounts", "local_aws"]
 
@@ -39,8 +43,11 @@ DYNAMODB_READS = frozenset(
 
 
 @contextmanager
-def local_aws(*, counter: RequestCounter | None = None) -> Iterator[str]:
-    """Run the AWS emulator for the duration of the block; yields its endpoint URL."""
+def local_aws(*, counter: RequestCounter | None = None, port: int = 0) -> Iterator[str]:
+    """Run the AWS emulator for the duration of the block; yields its endpoint URL.
+
+    ``port=0`` picks a free port. A port that is taken raises ``OSError`` at once.
+    """
     try:
         from moto.moto_server.werkzeug_app import MotoRequestHandler
         from moto.server import ThreadedMotoServer
@@ -51,8 +58,24 @@ def local_aws(*, counter: RequestCounter | None = None) -> Iterator[str]:
         def log_request(self, *args: Any, **kwargs: Any) -> None:
             """One line per request on stderr would drown test and demo output."""
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    class Server(ThreadedMotoServer):
+        """moto's server thread ends on a bind error (werkzeug exits it) and ``start``
+        then waits forever: the failure is noted and ``start`` returns, to raise here."""
+
+        failed = False
+
+        def _server_entry(self) -> None:
+            try:
+                super()._server_entry()
+            except (OSError, SystemExit):
+                self.failed = True
+                self._server_ready_event.set()
+
+    _check_port(port)
+    server = Server(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
+    if server.failed:
+        raise OSError(f"Cannot serve on 127.0.0.1:{port}: the server could not bind it")
     try:
         # werkzeug's server looks its handler and app up per request, so changing them
         # now (before any request) applies to every request.
@@ -66,6 +89,25 @@ def local_aws(*, counter: RequestCounter | None = None) -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+
+
+def _check_port(port: int) -> None:
+    """A port that is not one, or is taken, fails here with a clear message (werkzeug
+    would print its own to stderr and exit the server's thread)."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise JobConfigError(
+            "invalid_option", f"port must be 0 (any free port) to 65535, not {port!r}"
+        )
+    if port == 0:
+        return
+    with socket.socket() as probe:
+        # As the server will: a port left in TIME_WAIT is free, a listening one is not.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            message = f"Cannot serve on 127.0.0.1:{port}: {error.strerror}"
+            raise OSError(message) from error
 
 
 def _one_dynamodb_request_at_a_time(app: WsgiApp) -> WsgiApp:

@@ -25,6 +25,7 @@ from ._enqueue import enqueue
 from ._errors import CommandFailed, one_line, redacted_traceback
 from ._infra import infra
 from ._jobs import jobs
+from ._local import emulator
 from ._reconcile import reconcile
 from ._stats import stats
 from ._worker import worker
@@ -63,3 +64,4 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 for command in (worker, enqueue, jobs, dlq, stats, reconcile, infra, demo):
     main.add_command(command)
+main.add_command(emulator)

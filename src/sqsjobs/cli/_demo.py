@@ -7,7 +7,9 @@ DynamoDB calls. ``--memory`` runs the same scenario on the in-process memory sto
 
 Either way it enqueues the scenario's mix of jobs, runs a worker under a live progress
 bar with the job events scrolling above it, and ends with the status of every job and
-the dead letters. It needs no configuration and no AWS account.
+the dead letters. It needs no configuration and no AWS account. With ``--keep`` the
+emulator keeps running afterwards, as ``sqsjobs emulator`` does, so the demo's jobs can
+be inspected from another shell with the other commands.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from rich.console import Console
 
 from .. import Backoff, JobQueue, JobStatus, MemoryJobStore
 from . import _demo_view as view
+from ._local import serve_until_stopped
 from ._scenario import enqueue_plan, job_ids, run_until_finished
 
 # Short retry delays so the job that fails twice is done in about a second.
@@ -49,9 +52,17 @@ DEMO_WAIT_TIME = 2.0
     show_default=True,
     help="Seconds to wait for every job to finish before giving up.",
 )
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="Afterwards, keep the emulator running (until Ctrl-C or SIGTERM) and print the "
+    "environment that lets other shells inspect the demo's jobs.",
+)
 @click.pass_context
-def demo(ctx: click.Context, memory: bool, concurrency: int, timeout: float) -> None:
+def demo(ctx: click.Context, memory: bool, concurrency: int, timeout: float, keep: bool) -> None:
     """Run a realistic mix of jobs through a worker and show the outcome."""
+    if keep and memory:
+        raise click.UsageError("--keep keeps the emulator running; --memory has none to keep.")
     debug = bool(getattr(ctx.obj, "debug", False))
     console = Console(highlight=False)
     options = RunOptions(concurrency, timeout, debug)
@@ -65,6 +76,8 @@ def demo(ctx: click.Context, memory: bool, concurrency: int, timeout: float) -> 
     with deployed_demo_stack(console, wait_time=DEMO_WAIT_TIME) as stack:
         asyncio.run(_run(console, JobQueue(stack.store, backoff=DEMO_BACKOFF), options))
         console.print(view.dead_letter_queues(stack.dead_letter_depths(), stack.dead_letters()))
+        if keep:
+            serve_until_stopped(stack.endpoint_url, stack.name)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The demo's AWS: the emulator in this process, with throwaway credentials and no noise.
+"""The demo's (and ``sqsjobs emulator``'s) AWS: the emulator in this process, with
+throwaway credentials and no noise.
 
 The emulator accepts any credentials, but boto3 still wants some, and an operator's
 profile must neither be needed nor be sent anywhere: for the demo's duration the
@@ -42,9 +43,9 @@ def demo_stack_name() -> str:
 
 
 @contextmanager
-def emulated_aws() -> Iterator[str]:
-    """Start the emulator for the block; yields its endpoint URL."""
-    with demo_environment(), quiet_emulator(), local_aws() as endpoint:
+def emulated_aws(*, port: int = 0) -> Iterator[str]:
+    """Start the emulator for the block (on ``port``, 0 for a free one); yields its URL."""
+    with demo_environment(), quiet_emulator(), local_aws(port=port) as endpoint:
         yield endpoint
 
 
