@@ -26,6 +26,7 @@ from ._emulator import DEMO_ENVIRONMENT, DEMO_UNSET, emulated_aws
 from ._errors import CommandFailed
 from ._infra import deploy_with_progress
 
+SIGNAL_CHECK_INTERVAL = 0.25
 # What another shell needs besides the endpoint; the keys are the emulator's dummies.
 # botocore 1.40 reads only AWS_DEFAULT_REGION; AWS_REGION is what newer SDKs read.
 PASTED_VARIABLES = (
@@ -74,7 +75,10 @@ def serve_until_stopped(endpoint: str, stack: str | None) -> None:
         for line in paste_lines(endpoint, stack):
             click.echo(f"  {line}")
         click.echo("\nPress Ctrl-C (or send SIGTERM) to stop it; its queues and jobs go with it.")
-        stopped.wait()
+        # A signal may be delivered to the server's thread, and Python runs its handler
+        # only when the main thread next runs: waking up regularly guarantees that it does.
+        while not stopped.wait(SIGNAL_CHECK_INTERVAL):
+            pass
     click.echo("Emulator stopped.")
 
 
