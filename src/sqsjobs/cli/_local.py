@@ -41,6 +41,7 @@ PASTED_VARIABLES = (
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
+    metavar="PORT",
     default=0,
     show_default=True,
     help="Port on 127.0.0.1 to serve on; 0 picks a free one.",
