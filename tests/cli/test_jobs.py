@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 import sqsjobs._enqueue
-from sqsjobs import JobQueue, JobStatus, JobWorker, SyncJobQueue
+from sqsjobs import EnqueueRequest, JobQueue, JobStatus, JobWorker, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
 from .conftest import PLAIN, Env, invoke
@@ -175,6 +175,7 @@ def test_list_all_pages_through_every_job(cli_env: Env, store: SqsJobStore) -> N
     assert every.exit_code == 0, every.output
     assert [job_id for job_id, _ in rows(every.stdout)] == ids
     assert every.stdout.rstrip().endswith("5 job(s)")
+    assert every.stdout.count("┃ id ") == 3  # a table per page of 2, printed as it came
     listed = invoke(cli_env, "jobs", "list", "--all", "--limit", "2", "--json")
     assert [job["id"] for job in json.loads(listed.stdout)] == ids
     nothing = invoke(cli_env, "jobs", "list", "--all", "--json", "--tenant", "globex")
@@ -232,3 +233,14 @@ def test_an_ambiguous_prefix_exits_2_listing_the_matches(
     assert second.id in result.stderr and third.id not in result.stderr
     assert producer.get(first.id).status is JobStatus.QUEUED  # type: ignore[union-attr]
     assert invoke(cli_env, "jobs", "cancel", "5eed0d").exit_code == 0
+
+
+def test_list_all_reads_pages_of_1000_unless_told(cli_env: Env, store: SqsJobStore) -> None:
+    requests = [EnqueueRequest("email.send", {"n": n}, tenant="acme") for n in range(60)]
+    ids = [result.job.id for result in SyncJobQueue(store).enqueue_many(requests)]
+    one = invoke(cli_env, "jobs", "list")
+    assert len(rows(one.stdout)) == 50
+    every = invoke(cli_env, "jobs", "list", "--all")
+    assert every.exit_code == 0, every.output
+    assert sorted(job_id for job_id, _ in rows(every.stdout)) == sorted(ids)
+    assert every.stdout.count("┃ id ") == 1

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 STATUS_NAMES = [status.value for status in JobStatus]
 CANCELLABLE_NAMES = ", ".join(sorted(status.value for status in CANCELLABLE))
+FIRST_PAGE = 50  # what fits on a screen
+ALL_PAGE = 1000  # the most one page may hold: fewest queries for --all
 
 
 @click.group()
@@ -96,7 +98,10 @@ class Listing:
 @click.option("--name", help="Only jobs of this handler name.")
 @click.option("--tenant", help="Only jobs of this tenant.")
 @limit_option(
-    "At most this many jobs, oldest first (with --all: a page).", default=50, maximum=1000
+    "At most this many jobs, oldest first; with --all, jobs a page  "
+    f"[default: {FIRST_PAGE}; with --all, {ALL_PAGE}]",
+    default=None,
+    maximum=ALL_PAGE,
 )
 @click.option(
     "--all", "every", is_flag=True, help="Every matching job, page after page, as they come."
@@ -108,12 +113,17 @@ def list_jobs(
     statuses: tuple[str, ...],
     name: str | None,
     tenant: str | None,
-    limit: int,
+    limit: int | None,
     every: bool,
     as_json: bool,
     store: StoreConfig,
 ) -> None:
-    """List jobs as a table, oldest first."""
+    """List jobs as a table, oldest first.
+
+    With --all every matching job is read, a page at a time, and each page printed as it
+    arrives (with --json, still one list).
+    """
+    limit = limit or (ALL_PAGE if every else FIRST_PAGE)
     listing = Listing(queue, statuses, name, tenant, limit)
     with store.open() as opened:
         pages = listing.pages(opened, every=every)

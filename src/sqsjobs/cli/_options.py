@@ -45,6 +45,6 @@ def json_option(what: str) -> Callable[[F], F]:
         "--json",
         "as_json",
         is_flag=True,
-        help=f"Print {what} as one JSON document (every field, instants in ISO 8601) "
+        help=f"Print one JSON document, {what} (every field, instants in ISO 8601), "
         "and nothing else on stdout.",
     )
