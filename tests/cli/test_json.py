@@ -101,3 +101,11 @@ def test_json_of_a_real_process_is_the_only_thing_on_stdout(
     )
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["id"] == job.id
+
+
+def test_refused_json_listings_leave_stdout_empty(cli_env: Env) -> None:
+    for args in (["--queue", "nosuch"], ["--name", "Not A Name"], ["--all", "--tenant", "Ácme"]):
+        result = invoke(cli_env, "jobs", "list", "--json", *args)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""
+        assert "Error: " in result.stderr

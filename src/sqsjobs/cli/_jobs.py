@@ -60,29 +60,39 @@ class Listing:
         return f"Jobs{which}{named} in {f'queue {self.queue}' if self.queue else 'every queue'}"
 
     def pages(self, store: SqsJobStore, *, every: bool) -> Iterator[JobPage]:
-        """The first page, or with ``every`` each page in turn until the last."""
+        """The first page, or with ``every`` each page in turn until the last.
+
+        The queue is checked and the first page read before this returns, so a refusal
+        comes before anything is printed (``--json`` output never starts and breaks off).
+        """
         if self.queue is not None and self.queue not in store.queue_urls:
             raise usage_error(
                 f"Queue {self.queue!r} is not one of this store's queues "
                 f"({', '.join(sorted(store.queue_urls))})"
             )
-        producer, cursor = SyncJobQueue(store), None
-        while True:
-            try:
-                page = producer.list(
-                    queue=self.queue,
-                    status=self.statuses or None,
-                    name=self.name,
-                    tenant=self.tenant,
-                    limit=self.limit,
-                    cursor=cursor,
-                )
-            except JobConfigError as error:
-                raise usage_error(error) from error
+        producer = SyncJobQueue(store)
+        return self._following(producer, self._page(producer, None), every=every)
+
+    def _following(
+        self, producer: SyncJobQueue, page: JobPage, *, every: bool
+    ) -> Iterator[JobPage]:
+        yield page
+        while every and page.next_cursor is not None:
+            page = self._page(producer, page.next_cursor)
             yield page
-            if page.next_cursor is None or not every:
-                return
-            cursor = page.next_cursor
+
+    def _page(self, producer: SyncJobQueue, cursor: str | None) -> JobPage:
+        try:
+            return producer.list(
+                queue=self.queue,
+                status=self.statuses or None,
+                name=self.name,
+                tenant=self.tenant,
+                limit=self.limit,
+                cursor=cursor,
+            )
+        except JobConfigError as error:
+            raise usage_error(error) from error
 
 
 @jobs.command(name="list")
