@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import re
 import socket
+from types import SimpleNamespace
 
-from sqsjobs import JobQueue, JobStatus, JobWorker, SyncJobQueue
+import pytest
+
+import sqsjobs._enqueue
+from sqsjobs import EnqueueRequest, JobQueue, JobStatus, JobWorker, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
 from .conftest import PLAIN, Env, invoke
@@ -144,3 +148,99 @@ def test_an_unreachable_endpoint_s_credentials_stay_out_of_the_error_line() -> N
     )
     for secret in ("AKIAEXAMPLE", "s3cr", "Wört", "FQoGZX"):
         assert secret not in result.output
+
+
+def test_list_filters_by_name_and_tenant(cli_env: Env, store: SqsJobStore) -> None:
+    producer = SyncJobQueue(store)
+    acme_mail = producer.enqueue("email.send", {"to": "zoë@acme.example"}, tenant="acme").job
+    producer.enqueue("email.send", {"to": "li@globex.example"}, tenant="globex")
+    acme_image = producer.enqueue("image.resize", {"w": 640}, tenant="acme").job
+
+    named = invoke(cli_env, "jobs", "list", "--name", "email.send", "--tenant", "acme")
+    assert named.exit_code == 0, named.output
+    assert rows(named.stdout) == [(acme_mail.id, "queued")]
+    assert "Jobs named email.send of tenant acme in every queue" in named.stdout
+    tenant = invoke(cli_env, "jobs", "list", "--tenant", "acme")
+    assert rows(tenant.stdout) == [(acme_mail.id, "queued"), (acme_image.id, "queued")]
+
+
+def test_list_all_pages_through_every_job(cli_env: Env, store: SqsJobStore) -> None:
+    producer = SyncJobQueue(store)
+    ids = [producer.enqueue("email.send", {"n": n}, tenant="acme").job.id for n in range(5)]
+
+    first = invoke(cli_env, "jobs", "list", "--limit", "2")
+    assert [job_id for job_id, _ in rows(first.stdout)] == ids[:2]
+    assert "raise --limit (up to 1000) or pass --all" in first.stdout
+    every = invoke(cli_env, "jobs", "list", "--all", "--limit", "2")
+    assert every.exit_code == 0, every.output
+    assert [job_id for job_id, _ in rows(every.stdout)] == ids
+    assert every.stdout.rstrip().endswith("5 job(s)")
+    assert every.stdout.count("┃ id ") == 3  # a table per page of 2, printed as it came
+    listed = invoke(cli_env, "jobs", "list", "--all", "--limit", "2", "--json")
+    assert [job["id"] for job in json.loads(listed.stdout)] == ids
+    nothing = invoke(cli_env, "jobs", "list", "--all", "--json", "--tenant", "globex")
+    assert json.loads(nothing.stdout) == []
+
+
+def test_list_of_an_unknown_queue_is_bad_usage_naming_the_queues(cli_env: Env) -> None:
+    result = invoke(cli_env, "jobs", "list", "--queue", "nosuch")
+    assert result.exit_code == 2
+    assert "Error: Queue 'nosuch' is not one of this store's queues (default)" in result.stderr
+
+
+def test_show_cancel_and_retry_take_a_unique_prefix(cli_env: Env, store: SqsJobStore) -> None:
+    producer = SyncJobQueue(store)
+    job = producer.enqueue("email.send", {"to": "zoë@example.com"}, delay=300).job
+    producer.enqueue("email.send", {"to": "li@example.com"}, delay=300)
+
+    shown = invoke(cli_env, "jobs", "show", job.id[:8])
+    assert shown.exit_code == 0, shown.output
+    assert re.search(rf"^id +{job.id}$", shown.stdout, re.MULTILINE)
+    cancelled = invoke(cli_env, "jobs", "cancel", job.id[:6])
+    assert (cancelled.exit_code, cancelled.stdout) == (0, f"Cancelled job {job.id}\n")
+    retried = invoke(cli_env, "jobs", "retry", job.id[:10])
+    assert retried.exit_code == 1
+    assert retried.stderr == f"error: Job {job.id} is cancelled; only dead jobs can be retried\n"
+
+
+def test_a_short_or_unmatched_prefix_is_refused(cli_env: Env, store: SqsJobStore) -> None:
+    job = SyncJobQueue(store).enqueue("email.send", None).job
+    short = invoke(cli_env, "jobs", "show", job.id[:5])
+    assert short.exit_code == 2
+    assert "is too short: give the full id or at least 6 of its characters" in short.stderr
+    unmatched = "".join("0" if c != "0" else "1" for c in job.id[:7])
+    for command in ("show", "cancel", "retry"):
+        result = invoke(cli_env, "jobs", command, unmatched)
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"error: No job '{unmatched}' (unknown")
+
+
+def test_an_ambiguous_prefix_exits_2_listing_the_matches(
+    cli_env: Env, store: SqsJobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = iter(["5eed0c" + "a" * 26, "5eed0c" + "b" * 26, "5eed0d" + "c" * 26])
+    # Two random ids share 6 characters once in 16 million pairs: the ids are chosen here.
+    chosen = SimpleNamespace(uuid4=lambda: SimpleNamespace(hex=next(made)))
+    monkeypatch.setattr(sqsjobs._enqueue, "uuid", chosen)
+    producer = SyncJobQueue(store)
+    first, second, third = (producer.enqueue("email.send", {"n": n}).job for n in range(3))
+
+    result = invoke(cli_env, "jobs", "cancel", "5eed0c")
+    assert result.exit_code == 2
+    assert f"Job id prefix '5eed0c' matches 2 jobs: {first.id} (default email.send queued)" in (
+        result.stderr
+    )
+    assert second.id in result.stderr and third.id not in result.stderr
+    assert producer.get(first.id).status is JobStatus.QUEUED  # type: ignore[union-attr]
+    assert invoke(cli_env, "jobs", "cancel", "5eed0d").exit_code == 0
+
+
+def test_list_all_reads_pages_of_1000_unless_told(cli_env: Env, store: SqsJobStore) -> None:
+    requests = [EnqueueRequest("email.send", {"n": n}, tenant="acme") for n in range(60)]
+    ids = [result.job.id for result in SyncJobQueue(store).enqueue_many(requests)]
+    one = invoke(cli_env, "jobs", "list")
+    assert len(rows(one.stdout)) == 50
+    every = invoke(cli_env, "jobs", "list", "--all")
+    assert every.exit_code == 0, every.output
+    assert sorted(job_id for job_id, _ in rows(every.stdout)) == sorted(ids)
+    assert every.stdout.count("┃ id ") == 1

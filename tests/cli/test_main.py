@@ -159,6 +159,26 @@ def test_debug_adds_the_traceback() -> None:
     assert result.stderr.splitlines()[-1].startswith("error: The demo's jobs did not finish")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["demo", "--memory", "--timeout", "0.05", "--debug"],
+        ["demo", "--debug", "--memory", "--timeout", "0.05"],
+    ],
+)
+def test_debug_after_the_subcommand_adds_the_traceback_too(args: list[str]) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Traceback (most recent call last):")
+    assert result.stderr.splitlines()[-1].startswith("error: The demo's jobs did not finish")
+
+
+def test_debug_is_accepted_after_a_subgroup_s_command() -> None:
+    result = invoke("jobs", "list", "--debug", "--help")
+    assert result.exit_code == 0, result.output
+    assert "--debug" in result.stdout
+
+
 def test_an_unexpected_error_names_its_type(monkeypatch: pytest.MonkeyPatch) -> None:
     async def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("queue_url")

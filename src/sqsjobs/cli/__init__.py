@@ -5,7 +5,9 @@ into an exit code: 0 on success, 2 on bad usage (click's usage errors, and input
 library refuses), 1 for anything else, reported as one ``error: ...`` line on stderr
 (see ``_errors``). The traceback appears only with ``--debug``, because an operator
 reading a deploy log needs the cause, not the stack; like the error line, it is shown
-without the credentials an endpoint URL may carry.
+without the credentials an endpoint URL may carry. ``--debug`` is accepted before or
+after the subcommand (``sqsjobs jobs show ID --debug``): every command gets the same
+option, which turns on the one shared ``CliState``.
 
 Only this package imports click and rich; the ``sqsjobs`` package root never imports it,
 so producers and Lambda functions do not pay for them.
@@ -31,9 +33,13 @@ from ._stats import stats
 from ._worker import worker
 
 
-@dataclass(frozen=True)
+@dataclass
 class CliState:
-    """Global options, passed to every command as the click context object."""
+    """Global options, passed to every command as the click context object.
+
+    Mutable on purpose: a subcommand's context shares the root's object, so ``--debug``
+    given after the subcommand turns it on for everyone who reads it.
+    """
 
     debug: bool = False
 
@@ -62,6 +68,29 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj = CliState(debug=debug)
 
 
+def _turn_on_debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    state = ctx.find_root().obj
+    if value and isinstance(state, CliState):
+        state.debug = True
+
+
+def accept_debug(command: click.Command) -> None:
+    """Give ``command`` (and, for a group, each of its commands) a ``--debug`` flag."""
+    command.params.append(
+        click.Option(
+            ["--debug"],
+            is_flag=True,
+            expose_value=False,
+            callback=_turn_on_debug,
+            help="Show tracebacks and every job event (also accepted before the command).",
+        )
+    )
+    if isinstance(command, click.Group):
+        for each in command.commands.values():
+            accept_debug(each)
+
+
 for command in (worker, enqueue, jobs, dlq, stats, reconcile, infra, demo):
+    accept_debug(command)
     main.add_command(command)
 main.add_command(emulator)

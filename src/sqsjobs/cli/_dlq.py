@@ -10,6 +10,7 @@ message where it is. A queue this store does not know is bad usage (exit 2).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -21,8 +22,8 @@ from rich.console import Console
 from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
-from ._options import limit_option
-from ._render import dead_letter_table
+from ._options import json_option, limit_option
+from ._render import dead_letter_record, dead_letter_table, write_json_list
 
 if TYPE_CHECKING:
     from ..aws import RedriveReport
@@ -38,14 +39,18 @@ def dlq() -> None:
 @dlq.command(name="list")
 @click.option("--queue", "-q", help=QUEUE_HELP)
 @limit_option("At most this many messages.", default=100, maximum=1000)
+@json_option("a list with one object per message, its job whole (or null)")
 @store_options
-def list_dead_letters(queue: str | None, limit: int, store: StoreConfig) -> None:
+def list_dead_letters(queue: str | None, limit: int, as_json: bool, store: StoreConfig) -> None:
     """List the messages in the dead-letter queues with their jobs; nothing is removed."""
     with store.open() as opened:
         try:
             letters = opened.sync.dead_letters(queue, limit=limit)
         except JobConfigError as error:
             raise usage_error(error) from error
+    if as_json:
+        write_json_list((dead_letter_record(letter) for letter in letters), sys.stdout)
+        return
     console = Console(highlight=False)
     where = f"queue {queue}" if queue else "every queue"
     console.print(dead_letter_table(f"Dead letters of {where} ({len(letters)})", letters))

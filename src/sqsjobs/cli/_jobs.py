@@ -3,30 +3,96 @@
 These read the DynamoDB records, the source of truth, through the store's blocking face:
 one-off commands need no event loop and no asyncio clients. A job that does not exist
 (never did, or its retention ended) is a failure, exit 1, as is cancelling one that
-already finished or retrying one that is not dead.
+already finished or retrying one that is not dead. ``show``, ``cancel`` and ``retry``
+take a full id or a unique prefix of one (``_ids``).
 """
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
-from .. import JobConfigError, JobStatus, SyncJobQueue
+from .. import JobConfigError, JobPage, JobStatus, SyncJobQueue
 from .._lifecycle import CANCELLABLE
 from ._config import StoreConfig, store_options
 from ._errors import CommandFailed, usage_error
-from ._options import limit_option
-from ._render import job_detail, job_table
+from ._ids import missing, resolve
+from ._options import json_option, limit_option
+from ._render import job_detail, job_record, job_table, write_json, write_json_list
+
+if TYPE_CHECKING:
+    from ..aws import SqsJobStore
 
 STATUS_NAMES = [status.value for status in JobStatus]
 CANCELLABLE_NAMES = ", ".join(sorted(status.value for status in CANCELLABLE))
+FIRST_PAGE = 50  # what fits on a screen
+ALL_PAGE = 1000  # the most one page may hold: fewest queries for --all
 
 
 @click.group()
 def jobs() -> None:
     """List, show, cancel and retry jobs."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Which jobs ``jobs list`` shows, and how many a page."""
+
+    queue: str | None
+    statuses: tuple[str, ...]
+    name: str | None
+    tenant: str | None
+    limit: int
+
+    def title(self) -> str:
+        which = f" ({' or '.join(self.statuses)})" if self.statuses else ""
+        named = "".join(
+            f" {label} {value}"
+            for label, value in (("named", self.name), ("of tenant", self.tenant))
+            if value
+        )
+        return f"Jobs{which}{named} in {f'queue {self.queue}' if self.queue else 'every queue'}"
+
+    def pages(self, store: SqsJobStore, *, every: bool) -> Iterator[JobPage]:
+        """The first page, or with ``every`` each page in turn until the last.
+
+        The queue is checked and the first page read before this returns, so a refusal
+        comes before anything is printed (``--json`` output never starts and breaks off).
+        """
+        if self.queue is not None and self.queue not in store.queue_urls:
+            raise usage_error(
+                f"Queue {self.queue!r} is not one of this store's queues "
+                f"({', '.join(sorted(store.queue_urls))})"
+            )
+        producer = SyncJobQueue(store)
+        return self._following(producer, self._page(producer, None), every=every)
+
+    def _following(
+        self, producer: SyncJobQueue, page: JobPage, *, every: bool
+    ) -> Iterator[JobPage]:
+        yield page
+        while every and page.next_cursor is not None:
+            page = self._page(producer, page.next_cursor)
+            yield page
+
+    def _page(self, producer: SyncJobQueue, cursor: str | None) -> JobPage:
+        try:
+            return producer.list(
+                queue=self.queue,
+                status=self.statuses or None,
+                name=self.name,
+                tenant=self.tenant,
+                limit=self.limit,
+                cursor=cursor,
+            )
+        except JobConfigError as error:
+            raise usage_error(error) from error
 
 
 @jobs.command(name="list")
@@ -39,42 +105,90 @@ def jobs() -> None:
     type=click.Choice(STATUS_NAMES),
     help="Only jobs in this status; repeat for several.",
 )
-@limit_option("At most this many jobs, oldest first.", default=50, maximum=1000)
+@click.option("--name", help="Only jobs of this handler name.")
+@click.option("--tenant", help="Only jobs of this tenant.")
+@limit_option(
+    "At most this many jobs, oldest first; with --all, jobs a page  "
+    f"[default: {FIRST_PAGE}; with --all, {ALL_PAGE}]",
+    default=None,
+    maximum=ALL_PAGE,
+)
+@click.option(
+    "--all", "every", is_flag=True, help="Every matching job, page after page, as they come."
+)
+@json_option("a list with one object per job")
 @store_options
-def list_jobs(queue: str | None, statuses: tuple[str, ...], limit: int, store: StoreConfig) -> None:
-    """List jobs as a table, oldest first."""
+def list_jobs(
+    queue: str | None,
+    statuses: tuple[str, ...],
+    name: str | None,
+    tenant: str | None,
+    limit: int | None,
+    every: bool,
+    as_json: bool,
+    store: StoreConfig,
+) -> None:
+    """List jobs as a table, oldest first.
+
+    With --all every matching job is read, a page at a time, and each page printed as it
+    arrives (with --json, still one list).
+    """
+    limit = limit or (ALL_PAGE if every else FIRST_PAGE)
+    listing = Listing(queue, statuses, name, tenant, limit)
     with store.open() as opened:
-        try:
-            page = SyncJobQueue(opened).list(queue=queue, status=statuses or None, limit=limit)
-        except JobConfigError as error:
-            raise usage_error(error) from error
+        pages = listing.pages(opened, every=every)
+        if as_json:
+            write_json_list((job_record(job) for page in pages for job in page.jobs), sys.stdout)
+            return
+        print_tables(listing, pages, every=every)
+
+
+def print_tables(listing: Listing, pages: Iterator[JobPage], *, every: bool) -> None:
+    """A table per page, printed as it arrives: ``--all`` over many jobs starts at once."""
     console = Console(highlight=False)
-    which = f" ({' or '.join(statuses)})" if statuses else ""
-    where = f"queue {queue}" if queue else "every queue"
-    console.print(job_table(f"Jobs{which} in {where}", page.jobs))
-    if page.next_cursor is not None:
-        console.print(f"Showing the oldest {len(page.jobs)}; raise --limit (up to 1000) for more.")
+    shown, more = 0, False
+    for page in pages:
+        if shown == 0 or page.jobs:
+            console.print(job_table(listing.title() if shown == 0 else "", page.jobs))
+        shown, more = shown + len(page.jobs), page.next_cursor is not None
+    if every:
+        console.print(f"{shown} job(s)")
+    elif more:
+        console.print(f"Showing the oldest {shown}; raise --limit (up to 1000) or pass --all.")
 
 
-@jobs.command()
+ID_HELP = (
+    "ID is a job's full id or a unique prefix of it (at least 6 characters; "
+    "a prefix reads every job record to find it)."
+)
+
+
+@jobs.command(epilog=ID_HELP)
 @click.argument("job_id", metavar="ID")
+@json_option("the job as one object")
 @store_options
-def show(job_id: str, store: StoreConfig) -> None:
+def show(job_id: str, as_json: bool, store: StoreConfig) -> None:
     """Show every field of job ID, its payload and result as JSON."""
     with store.open() as opened:
-        job = SyncJobQueue(opened).get(job_id)
+        producer = SyncJobQueue(opened)
+        job_id = resolve(producer, job_id)
+        job = producer.get(job_id)
     if job is None:
         raise CommandFailed(missing(job_id))
-    Console(highlight=False).print(job_detail(job))
+    if as_json:
+        write_json(job_record(job), sys.stdout)
+    else:
+        Console(highlight=False).print(job_detail(job))
 
 
-@jobs.command()
+@jobs.command(epilog=ID_HELP)
 @click.argument("job_id", metavar="ID")
 @store_options
 def cancel(job_id: str, store: StoreConfig) -> None:
     """Cancel job ID unless it has finished; a running one stops at its next heartbeat."""
     with store.open() as opened:
         producer = SyncJobQueue(opened)
+        job_id = resolve(producer, job_id)
         if not producer.cancel(job_id):
             job = producer.get(job_id)
             if job is None:
@@ -86,7 +200,7 @@ def cancel(job_id: str, store: StoreConfig) -> None:
     click.echo(f"Cancelled job {job_id}")
 
 
-@jobs.command()
+@jobs.command(epilog=ID_HELP)
 @click.argument("job_id", metavar="ID")
 @store_options
 def retry(job_id: str, store: StoreConfig) -> None:
@@ -96,6 +210,7 @@ def retry(job_id: str, store: StoreConfig) -> None:
     job has finished.
     """
     with store.open() as opened:
+        job_id = resolve(SyncJobQueue(opened), job_id)
         try:
             retried = opened.sync.retry(job_id, time.time())
         except JobConfigError as error:
@@ -108,7 +223,3 @@ def retry(job_id: str, store: StoreConfig) -> None:
                 f"Job {job_id} is {job.status.value}; only dead jobs can be retried"
             )
     click.echo(f"Retrying job {job_id}: queued again with its attempts reset")
-
-
-def missing(job_id: str) -> str:
-    return f"No job {job_id!r} (unknown, or removed when its retention period ended)"

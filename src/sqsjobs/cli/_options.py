@@ -37,3 +37,14 @@ def seconds_option(name: str, help: str, *, default: float) -> Callable[[F], F]:
         metavar="SECONDS",
         help=help,
     )
+
+
+def json_option(what: str) -> Callable[[F], F]:
+    """``--json``: the records as one JSON document on stdout, for scripts and ``jq``."""
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help=f"Print one JSON document, {what} (every field, instants in ISO 8601), "
+        "and nothing else on stdout.",
+    )

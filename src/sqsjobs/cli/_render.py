@@ -11,6 +11,10 @@ command, ``[link=...]x[/link]`` would show ``x`` over a hidden hyperlink, ``:smi
 would turn into an emoji. So every value goes out as a ``Text`` (``literal``), through
 ``LiteralTable`` for table cells, with its control characters shown as escapes, so an
 escape sequence in a record cannot act on the operator's terminal either.
+
+``--json`` output is built here too (``*_record``): every field of a record, a job as
+pydantic dumps it (``Job.model_dump(mode="json")``, instants in ISO 8601 UTC), so a
+script reads exactly what the Python API returns.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
 from rich.console import Group, RenderableType
 from rich.style import StyleType
 from rich.table import Table
@@ -246,3 +251,50 @@ def stats_table(found: Iterable[QueueStats]) -> Table:
             "-" if dead_letters is None else str(dead_letters),
         )
     return made
+
+
+INSTANT = TypeAdapter(datetime)
+
+
+def job_record(job: Job) -> dict[str, Any]:
+    return job.model_dump(mode="json")
+
+
+def dead_letter_record(letter: DeadLetter) -> dict[str, Any]:
+    return {
+        "queue": letter.queue,
+        "message_id": letter.message_id,
+        "job_id": letter.job_id,
+        "receive_count": letter.receive_count,
+        "sent_at": INSTANT.dump_python(letter.sent_at, mode="json"),
+        "job": None if letter.job is None else job_record(letter.job),
+    }
+
+
+def stats_record(queue: QueueStats) -> dict[str, Any]:
+    return {
+        "queue": queue.queue,
+        "counts": {status.value: queue.counts.get(status, 0) for status in JobStatus},
+        "messages": queue.messages,
+        "in_flight": queue.in_flight,
+        "delayed": queue.delayed,
+        "dead_letter_messages": queue.dead_letter_messages,
+    }
+
+
+def write_json(value: object, out: IO[str]) -> None:
+    out.write(json_text(value, indent=2) + "\n")
+
+
+def write_json_list(records: Iterable[object], out: IO[str]) -> None:
+    """One JSON list, written record by record: a long listing streams, yet parses whole."""
+    out.write("[")
+    for index, record in enumerate(records):
+        out.write(",\n" if index else "\n")
+        out.write(_indented(json_text(record, indent=2)))
+        out.flush()
+    out.write("\n]\n")
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.split("\n"))

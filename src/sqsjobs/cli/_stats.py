@@ -8,24 +8,30 @@ messages do not move (no worker), or dead letters piling up.
 
 from __future__ import annotations
 
+import sys
+
 import click
 from rich.console import Console
 
 from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
-from ._options import queues_option
-from ._render import stats_table
+from ._options import json_option, queues_option
+from ._render import stats_record, stats_table, write_json_list
 
 
 @click.command()
 @queues_option("Only this queue; repeat for several (default: every queue).")
+@json_option("a list with one object per queue")
 @store_options
-def stats(queues: tuple[str, ...], store: StoreConfig) -> None:
+def stats(queues: tuple[str, ...], as_json: bool, store: StoreConfig) -> None:
     """Show each queue's jobs by status, its SQS messages and its dead-letter queue."""
     with store.open() as opened:
         try:
             found = opened.sync.stats(list(queues) or None)
         except JobConfigError as error:
             raise usage_error(error) from error
-    Console(highlight=False).print(stats_table(found))
+    if as_json:
+        write_json_list((stats_record(queue) for queue in found), sys.stdout)
+    else:
+        Console(highlight=False).print(stats_table(found))
