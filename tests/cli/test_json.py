@@ -15,10 +15,28 @@ from .conftest import Env, invoke
 from .test_dlq import dead_job
 
 JOB_FIELDS = {
-    "id", "queue", "name", "payload", "status", "attempts", "max_attempts", "run_at",
-    "created_at", "updated_at", "lease_until", "locked_by", "lease_token", "lease", "timeout",
-    "priority", "idempotency_key", "tenant", "last_error", "completed_at", "result",
-}  # fmt: skip
+    "id",
+    "queue",
+    "name",
+    "payload",
+    "status",
+    "attempts",
+    "max_attempts",
+    "run_at",
+    "created_at",
+    "updated_at",
+    "lease_until",
+    "locked_by",
+    "lease_token",
+    "lease",
+    "timeout",
+    "priority",
+    "idempotency_key",
+    "tenant",
+    "last_error",
+    "completed_at",
+    "result",
+}
 
 
 def test_jobs_list_json_is_one_list_of_every_field(cli_env: Env, store: SqsJobStore) -> None:
@@ -52,11 +70,21 @@ def test_stats_json_has_every_status_and_depth(cli_env: Env, store: SqsJobStore)
     [queue] = json.loads(result.stdout)
     assert queue["queue"] == "default"
     assert queue["counts"] == {
-        "queued": 1, "delayed": 0, "running": 0, "completed": 0, "dead": 0, "cancelled": 0
-    }  # fmt: skip
+        "queued": 1,
+        "delayed": 0,
+        "running": 0,
+        "completed": 0,
+        "dead": 0,
+        "cancelled": 0,
+    }
     assert set(queue) == {
-        "queue", "counts", "messages", "in_flight", "delayed", "dead_letter_messages"
-    }  # fmt: skip
+        "queue",
+        "counts",
+        "messages",
+        "in_flight",
+        "delayed",
+        "dead_letter_messages",
+    }
     assert queue["dead_letter_messages"] == 0
 
 
