@@ -1,7 +1,8 @@
 """Structured log records: one per state change, through stdlib ``logging``.
 
-Each record carries ``event`` and the job's ``job_id``, ``job_name``, ``queue`` and
-``attempt`` as ``extra`` fields, so a JSON formatter or a log query can filter on them.
+Each record carries ``event`` and the job's ``job_id``, ``job_name``, ``queue``,
+``attempt`` and ``tenant`` as ``extra`` fields, so a JSON formatter or a log query can
+filter on them (``_log_format`` writes them out).
 Payloads are never logged: they may hold personal data, and the job id finds them.
 The message and every text field are made one line without URL credentials here, so
 no caller can let an exception's text forge a record (see ``_text``).
@@ -49,7 +50,13 @@ def default_logger(logger: logging.Logger | None) -> logging.Logger:
 
 
 def job_fields(job: Job) -> dict[str, Any]:
-    return {"job_id": job.id, "job_name": job.name, "queue": job.queue, "attempt": job.attempts}
+    return {
+        "job_id": job.id,
+        "job_name": job.name,
+        "queue": job.queue,
+        "attempt": job.attempts,
+        "tenant": job.tenant,
+    }
 
 
 def log_event(
