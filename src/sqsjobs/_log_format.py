@@ -21,16 +21,13 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from ._text import escape_controls, redact_credentials
+from ._text import escape_controls, escape_json_controls, redact_credentials
 
 JOB_KEYS = ("job_id", "job_name", "queue", "attempt", "tenant")  # the job's, in this order
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
 }
-# Characters json.dumps(ensure_ascii=False) leaves raw that str.splitlines() or a terminal
-# acts on: DEL, the C1 controls and the Unicode line and paragraph separators.
-_RAW_IN_JSON = {code: f"\\u{code:04x}" for code in [*range(0x7F, 0xA0), 0x2028, 0x2029]}
 _BARE = frozenset(" \t\"'=\\")  # a text value holding one of these is quoted
 
 
@@ -80,8 +77,7 @@ class JsonFormatter(logging.Formatter):
         exception = exception_text(self, record)
         if exception is not None:
             fields["exception"] = exception
-        text = json.dumps(fields, ensure_ascii=False, default=str)
-        return text.translate(_RAW_IN_JSON)
+        return escape_json_controls(json.dumps(fields, ensure_ascii=False, default=str))
 
 
 class TextFormatter(logging.Formatter):
@@ -117,4 +113,4 @@ def text_value(value: object) -> str:
     text = str(value)
     if text and not _BARE.intersection(text) and escape_controls(text) == text:
         return text
-    return json.dumps(text, ensure_ascii=False).translate(_RAW_IN_JSON)
+    return escape_json_controls(json.dumps(text, ensure_ascii=False))
