@@ -1,4 +1,4 @@
-"""``sqsjobs stats --watch``: snapshots until Ctrl-C, in a real process against the emulator.
+"""``stats --watch``, ``jobs list --watch``: snapshots until Ctrl-C, in a real process.
 
 Piped, each snapshot follows the last (a table under a timestamped rule, or a JSON line);
 on a terminal (a pseudo-terminal here) the table is redrawn in place. A real SIGINT, as
@@ -20,7 +20,7 @@ from typing import IO
 from sqsjobs import SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
-from .conftest import Env, wait_until
+from .conftest import Env, invoke, wait_until
 from .test_worker import ROOT, SCRIPT
 
 TITLE = "Jobs and messages per queue"
@@ -28,12 +28,12 @@ RULE = re.compile(r"^─+ \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ─+$", re.MULTILINE)
 
 
 class Watching:
-    """``sqsjobs stats --watch ...`` in a subprocess, its output collected as it comes."""
+    """``sqsjobs ARGS`` in a subprocess, its output collected as it comes."""
 
     def __init__(self, env: Mapping[str, str | None], *args: str, stdout: int | None = None):
         merged = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
         self.process = subprocess.Popen(
-            [str(SCRIPT), "stats", *args],
+            [str(SCRIPT), *args],
             cwd=ROOT,
             env={key: value for key, value in merged.items() if value is not None},
             stdout=subprocess.PIPE if stdout is None else stdout,
@@ -78,7 +78,7 @@ def test_piped_stats_watch_prints_a_snapshot_each_interval_and_ctrl_c_exits_0(
     store: SqsJobStore, cli_env: Env
 ) -> None:
     SyncJobQueue(store).enqueue("report.build", {"month": "2026-11"}, tenant="acme")
-    watching = Watching(cli_env, "--watch", "0.2")
+    watching = Watching(cli_env, "stats", "--watch", "0.2")
     wait_until(lambda: watching.text.count(TITLE) >= 2, what="two snapshots")
     code, errors = watching.interrupt()
     assert (code, errors) == (0, "")
@@ -91,7 +91,7 @@ def test_piped_stats_watch_prints_a_snapshot_each_interval_and_ctrl_c_exits_0(
 
 def test_stats_watch_json_writes_one_document_per_line(store: SqsJobStore, cli_env: Env) -> None:
     SyncJobQueue(store).enqueue("report.build", {"month": "2026-11"})
-    watching = Watching(cli_env, "--json", "--watch", "0.2")
+    watching = Watching(cli_env, "stats", "--json", "--watch", "0.2")
     wait_until(lambda: watching.text.count("\n") >= 2, what="two JSON lines")
     code, errors = watching.interrupt()
     assert (code, errors) == (0, "")
@@ -105,7 +105,8 @@ def test_stats_watch_json_writes_one_document_per_line(store: SqsJobStore, cli_e
 def test_stats_watch_on_a_terminal_redraws_in_place(cli_env: Env) -> None:
     main, terminal = pty.openpty()
     try:
-        watching = Watching({**cli_env, "TERM": "xterm"}, "--watch", "0.2", stdout=terminal)
+        env = {**cli_env, "TERM": "xterm"}
+        watching = Watching(env, "stats", "--watch", "0.2", stdout=terminal)
         watching.read_from(main)
         footer = "Every 0.2s, last at "
         wait_until(lambda: watching.text.count(footer) >= 2, what="two redraws")
@@ -117,3 +118,24 @@ def test_stats_watch_on_a_terminal_redraws_in_place(cli_env: Env) -> None:
     assert "\x1b[" in watching.text  # the cursor moved back up over the last view
     assert watching.text.count(TITLE) >= 2
     assert not RULE.search(watching.text)
+
+
+def test_jobs_list_watch_shows_a_job_enqueued_meanwhile(store: SqsJobStore, cli_env: Env) -> None:
+    producer = SyncJobQueue(store)
+    first = producer.enqueue("report.build", {"month": "2026-10"}, tenant="acme").job.id
+    watching = Watching(cli_env, "jobs", "list", "--tenant", "acme", "--watch", "0.2")
+    title = "Jobs of tenant acme in every queue"
+    wait_until(lambda: watching.text.count(title) >= 1, what="the first snapshot")
+    second = producer.enqueue("report.build", {"month": "2026-11"}, tenant="acme").job.id
+    wait_until(lambda: second in watching.text, what="the job enqueued meanwhile")
+    code, errors = watching.interrupt()
+    assert (code, errors) == (0, "")
+    snapshots = watching.text.split(title)[1:]
+    assert first in snapshots[0] and second not in snapshots[0]
+    assert first in snapshots[-1] and second in snapshots[-1]
+
+
+def test_jobs_list_watch_refuses_all(cli_env: Env) -> None:
+    result = invoke(cli_env, "jobs", "list", "--all", "--watch")
+    assert result.exit_code == 2, result.output
+    assert "--watch shows the first page again and again; it takes no --all" in result.stderr
