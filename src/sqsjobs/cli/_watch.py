@@ -3,8 +3,9 @@
 On a terminal the view is redrawn in place (rich ``Live``), like ``watch(1)``. Output
 that is not a terminal (a pipe, a file, ``tee``) cannot be redrawn, yet refusing it
 would take away the way to record a queue draining during an incident; so there each
-snapshot is printed after the last, under a rule with the time it was taken, and with
-``--json`` each is one JSON document on a line of its own (JSON Lines, for ``jq``).
+snapshot is printed after the last, under a rule with the time it was taken. With
+``--json``, wherever it goes, each is one JSON document on a line of its own (JSON
+Lines, for ``jq``).
 Ctrl-C ends a watch with exit 0: it is how watching stops, not a failure. A refresh
 that fails ends it like the command without ``--watch`` (one ``error:`` line, exit 1).
 Each refresh costs what the command costs once.
@@ -42,8 +43,8 @@ def watch_option(what: str) -> Callable[[F], F]:
         metavar="[SECONDS]",
         help=f"Show {what} again every SECONDS (default {DEFAULT_INTERVAL:g}) until Ctrl-C, "
         "which exits 0. On a terminal the view is redrawn in place; elsewhere (a pipe, a "
-        "file) each snapshot follows the last under a line with its time, or with --json "
-        "is one JSON document per line.",
+        "file) each snapshot follows the last under a line with its time. With --json, "
+        "each snapshot is one JSON document on a line of its own.",
     )
 
 
