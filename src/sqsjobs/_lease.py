@@ -34,7 +34,7 @@ from enum import Enum
 from ._backoff import Backoff
 from ._errors import describe_error
 from ._log import Event
-from ._models import Job
+from ._models import Job, JobStatus
 from ._store import JobStore
 
 WRITE_RETRY = Backoff(base=0.5, max=4.0)  # between tries of a store write that raised
@@ -171,3 +171,15 @@ def after_lease(job: Job) -> str:
         f"the next claim after its lease runs it again "
         f"(this was attempt {job.attempts} of {job.max_attempts})"
     )
+
+
+async def cancelled(store: JobStore, job_id: str, now: float) -> bool:
+    """Whether a job whose lease was refused was cancelled (rather than claimed again).
+
+    A read that fails says no: the lease's loss is then reported as it would have been.
+    """
+    try:
+        record = await store.get(job_id, now)
+    except Exception:
+        return False
+    return record is not None and record.status is JobStatus.CANCELLED

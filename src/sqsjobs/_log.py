@@ -1,7 +1,8 @@
 """Structured log records: one per state change, through stdlib ``logging``.
 
-Each record carries ``event`` and the job's ``job_id``, ``job_name``, ``queue`` and
-``attempt`` as ``extra`` fields, so a JSON formatter or a log query can filter on them.
+Each record carries ``event`` and the job's ``job_id``, ``job_name``, ``queue``,
+``attempt`` and ``tenant`` as ``extra`` fields, so a JSON formatter or a log query can
+filter on them (``_log_format`` writes them out).
 Payloads are never logged: they may hold personal data, and the job id finds them.
 The message and every text field are made one line without URL credentials here, so
 no caller can let an exception's text forge a record (see ``_text``).
@@ -32,6 +33,9 @@ class Event(StrEnum):
     CANCELLED = "jobs.cancelled"
     WORKER_STARTED = "jobs.worker.started"
     WORKER_STOPPED = "jobs.worker.stopped"
+    SIGNAL = "jobs.worker.signal"
+    DRAINING = "jobs.worker.draining"
+    DRAINED = "jobs.worker.drained"
     CLAIM_FAILED = "jobs.worker.claim_failed"
     HOOK_FAILED = "jobs.hook_failed"
     HEARTBEAT_FAILED = "jobs.heartbeat_failed"
@@ -49,7 +53,13 @@ def default_logger(logger: logging.Logger | None) -> logging.Logger:
 
 
 def job_fields(job: Job) -> dict[str, Any]:
-    return {"job_id": job.id, "job_name": job.name, "queue": job.queue, "attempt": job.attempts}
+    return {
+        "job_id": job.id,
+        "job_name": job.name,
+        "queue": job.queue,
+        "attempt": job.attempts,
+        "tenant": job.tenant,
+    }
 
 
 def log_event(

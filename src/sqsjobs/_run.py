@@ -9,7 +9,8 @@
        ├─ raised anything else, or the result was refused ───────────► fail (retry or dead)
        └─ interrupted: the *reason* decides, whatever the handler did after it
             timeout ──► fail with JobTimeoutError (retryable)
-            lease lost (a heartbeat was refused) ──► record nothing: the next claim owns it
+            lease lost (a heartbeat was refused) ──► record nothing: the next claim owns it,
+                                                      or an operator cancelled the job
             stop / cutoff ──► release: queued again at once, the attempt not counted
 
 Heartbeats run from the claim until the outcome is recorded, and a store write that
@@ -37,7 +38,7 @@ from typing import Any, Literal
 from ._backoff import Backoff
 from ._errors import JobConfigError, JobFatalError, JobTimeoutError, describe_error
 from ._handlers import HandlerSpec, JobContext, JobRegistry, context_logger
-from ._lease import Lease, Written
+from ._lease import Lease, Written, cancelled
 from ._lifecycle import STOPPING_ERROR
 from ._log import Event, log_event
 from ._models import Job
@@ -92,6 +93,7 @@ class JobRun:
         self.cancelled = asyncio.Event()
         self.reason: Reason | None = None
         self.thread: concurrent.futures.Future[Any] | None = None
+        self.outcome: Outcome | None = None  # once ``execute`` returned
         self._handler_task: asyncio.Future[Any] | None = None
         self.lease = Lease(
             job,
@@ -114,9 +116,10 @@ class JobRun:
         """Run the job and record its outcome, heartbeating until the store has it."""
         heartbeats = asyncio.ensure_future(self.lease.keep())
         try:
-            return await self._outcome()
+            self.outcome = await self._outcome()
         finally:
             heartbeats.cancel()
+        return self.outcome
 
     async def _outcome(self) -> Outcome:
         spec = self.settings.registry.get(self.job.name)
@@ -167,7 +170,7 @@ class JobRun:
     async def _conclude(self, task: asyncio.Future[Any]) -> Outcome:
         """Record what the handler's ending calls for; an interruption's reason comes first."""
         if self.reason == "lease_lost":
-            return self._lost("its lease was lost")
+            return await self._lost("its lease was lost")
         if self.reason in ("stop", "cutoff"):
             return await self._release(STOPPING_ERROR if self.reason == "stop" else CUTOFF_ERROR)
         if self.reason == "timeout":
@@ -249,15 +252,22 @@ class JobRun:
         if written is Written.UNRECORDED:
             return Outcome.UNRECORDED
         if written is Written.LOST:
-            return self._lost(f"its lease was lost while its {what} was being recorded")
-        return self._lost(f"the store refused its {what}")
+            return await self._lost(f"its lease was lost while its {what} was being recorded")
+        return await self._lost(f"the store refused its {what}")
 
-    def _lost(self, why: str) -> Outcome:
-        self._log(
-            logging.WARNING,
-            Event.LEASE_LOST,
-            f"Job {self.job.name!r} ({self.job.id}) belongs to another claim: {why}",
-        )
+    async def _lost(self, why: str) -> Outcome:
+        """Nothing recorded: an operator cancelled the job, or another claim owns it.
+
+        The store refuses both alike, so the record is read to tell which; only here,
+        never on the way to an outcome the store accepted.
+        """
+        job = self.job
+        if await cancelled(self.settings.store, job.id, self.settings.clock()):
+            message = f"Job {job.name!r} ({job.id}) was cancelled while it ran: {why}"
+            self._log(logging.INFO, Event.CANCELLED, message)
+        else:
+            message = f"Job {job.name!r} ({job.id}) belongs to another claim: {why}"
+            self._log(logging.WARNING, Event.LEASE_LOST, message)
         return Outcome.LOST
 
     # -- observers -----------------------------------------------------------------------

@@ -20,6 +20,10 @@ _ESCAPES = {
     for code in _CONTROLS
 }
 
+# What json.dumps(ensure_ascii=False) leaves raw of them (it escapes the C0 controls):
+# in JSON text they can only stand inside strings, where ``\uXXXX`` means the same.
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _CONTROLS if code >= 0x7F}
+
 # ``scheme://userinfo@``: everything between ``//`` and ``@`` before the host.
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@\"'<>]+@")
 # A query parameter whose name says it carries a secret: presigned AWS URLs
@@ -39,6 +43,12 @@ def escape_controls(text: str) -> str:
     as a Windows path reads as it did.
     """
     return text.translate(_ESCAPES)
+
+
+def escape_json_controls(json_text: str) -> str:
+    """JSON text (never other text) with DEL, the C1 controls and the Unicode line
+    separators written as ``\\uXXXX``: still the same JSON, and one line a terminal shows."""
+    return json_text.translate(_JSON_ESCAPES)
 
 
 def redact_credentials(text: str) -> str:

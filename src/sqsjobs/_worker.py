@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import signal
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -22,10 +23,10 @@ from typing import Any
 
 from ._backoff import Backoff
 from ._cron import Cron
+from ._drain import drain
 from ._errors import JobConfigError, describe_error
 from ._handlers import Handler, JobRegistry
 from ._lease import after_lease
-from ._lifecycle import STOPPING_ERROR
 from ._log import Event, default_logger, log_event
 from ._models import Job
 from ._queue import JobQueue
@@ -163,7 +164,8 @@ class JobWorker:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
         self._polls.clear()
-        await self._drain(grace)
+        if self._started or self._runs:
+            await drain(self._runs, grace, self._queue.store, self._clock, self._log)
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
         if self._started:
@@ -176,47 +178,20 @@ class JobWorker:
             )
         self._stopped.set()
 
-    async def _drain(self, grace: float) -> None:
-        if self._runs:
-            await asyncio.wait(list(self._runs), timeout=grace)
-        if not self._runs:
-            return
-        for run in list(self._runs.values()):
-            run.interrupt("stop")
-        await asyncio.wait(list(self._runs), timeout=grace)
-        stuck = list(self._runs.items())
-        for task, run in stuck:
-            task.cancel()
-            await self._force_release(run)
-        await asyncio.gather(*(task for task, _ in stuck), return_exceptions=True)
-
-    async def _force_release(self, run: JobRun) -> None:
-        """Release a run whose handler ignored cancellation for the whole grace period."""
-        try:
-            released = await self._queue.store.release(
-                run.job.id, run.token, STOPPING_ERROR, self._clock()
-            )
-        except Exception as error:
-            self._log(
-                logging.ERROR, Event.RUN_FAILED, f"Release failed: {describe_error(error)}", run.job
-            )
-            return
-        if released:
-            self._log(
-                logging.INFO,
-                Event.RELEASED,
-                f"Released job {run.job.name!r} ({run.job.id}) at shutdown",
-                run.job,
-                error=STOPPING_ERROR,
-            )
-
     async def run(self, *, grace: float = 5.0) -> None:
         """Start, then serve until ``stop()`` or SIGTERM/SIGINT, which drain with ``grace``."""
         loop = asyncio.get_running_loop()
         self.start()
         stopping: list[asyncio.Task[None]] = []
 
-        def on_signal() -> None:
+        def on_signal(signum: signal.Signals) -> None:
+            self._log(
+                logging.INFO,
+                Event.SIGNAL,
+                f"Received {signum.name}: "
+                + ("already draining" if stopping else f"claiming no more jobs (grace {grace:g}s)"),
+                signal=signum.name,
+            )
             if not stopping:
                 stopping.append(loop.create_task(self.stop(grace)))
 

@@ -1,7 +1,9 @@
 """Handlers the worker tests import by name, as ``sqsjobs worker tests.cli.handlers:registry``.
 
 ``sleep`` works for as long as its payload says, capped by ``CLI_TEST_SLEEP_CAP``: a job
-interrupted in one worker process can be finished quickly by the next one.
+interrupted in one worker process can be finished quickly by the next one. ``note`` logs
+its payload's text through ``ctx.log``, once plainly and once with a traceback, as a
+handler reporting a problem it recovered from would.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from sqsjobs import JobRegistry
+from sqsjobs import JobContext, JobRegistry
 
 SLEEP_CAP = "CLI_TEST_SLEEP_CAP"
 
@@ -23,3 +25,14 @@ async def sleep(payload: dict[str, float]) -> dict[str, float]:
     seconds = min(float(payload["seconds"]), float(os.environ.get(SLEEP_CAP, "inf")))
     await asyncio.sleep(seconds)
     return {"slept": seconds}
+
+
+@registry.handler("note")
+def note(payload: dict[str, str], ctx: JobContext) -> dict[str, int]:
+    text = payload["text"]
+    ctx.log.info("Noted %s", text, extra={"chars": len(text)})
+    try:
+        int(text)
+    except ValueError:
+        ctx.log.warning("Not a number, kept as text", exc_info=True)
+    return {"chars": len(text)}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 
 from .. import JobConfigError, JobPage, JobStatus, SyncJobQueue
 from .._lifecycle import CANCELLABLE
@@ -25,6 +25,7 @@ from ._errors import CommandFailed, usage_error
 from ._ids import missing, resolve
 from ._options import json_option, limit_option
 from ._render import job_detail, job_record, job_table, write_json, write_json_list
+from ._watch import watch, watch_option
 
 if TYPE_CHECKING:
     from ..aws import SqsJobStore
@@ -117,6 +118,7 @@ class Listing:
     "--all", "every", is_flag=True, help="Every matching job, page after page, as they come."
 )
 @json_option("a list with one object per job")
+@watch_option("the first page (not with --all)")
 @store_options
 def list_jobs(
     queue: str | None,
@@ -126,6 +128,7 @@ def list_jobs(
     limit: int | None,
     every: bool,
     as_json: bool,
+    watch_every: float | None,
     store: StoreConfig,
 ) -> None:
     """List jobs as a table, oldest first.
@@ -135,7 +138,12 @@ def list_jobs(
     """
     limit = limit or (ALL_PAGE if every else FIRST_PAGE)
     listing = Listing(queue, statuses, name, tenant, limit)
+    if every and watch_every is not None:
+        raise usage_error("--watch shows the first page again and again; it takes no --all")
     with store.open() as opened:
+        if watch_every is not None:
+            watch_first_page(listing, opened, watch_every, as_json=as_json)
+            return
         pages = listing.pages(opened, every=every)
         if as_json:
             write_json_list((job_record(job) for page in pages for job in page.jobs), sys.stdout)
@@ -155,6 +163,23 @@ def print_tables(listing: Listing, pages: Iterator[JobPage], *, every: bool) -> 
         console.print(f"{shown} job(s)")
     elif more:
         console.print(f"Showing the oldest {shown}; raise --limit (up to 1000) or pass --all.")
+
+
+def watch_first_page(listing: Listing, store: SqsJobStore, every: float, *, as_json: bool) -> None:
+    """``--watch``: the first page, read again every ``every`` seconds (see ``_watch``)."""
+
+    def first() -> JobPage:
+        return next(listing.pages(store, every=False))
+
+    def view() -> RenderableType:
+        page = first()
+        shown = job_table(listing.title(), page.jobs)
+        if page.next_cursor is None:
+            return shown
+        return Group(shown, f"Showing the oldest {len(page.jobs)}; raise --limit (up to 1000).")
+
+    document = (lambda: [job_record(job) for job in first().jobs]) if as_json else None
+    watch(every, view, document, Console(highlight=False))
 
 
 ID_HELP = (

@@ -32,7 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import Job, JobStatus
-from .._text import escape_controls
+from .._text import escape_controls, escape_json_controls
 
 if TYPE_CHECKING:
     from ..aws import DeadLetter, QueueStats
@@ -168,10 +168,7 @@ def json_block(value: object) -> Text:
 
 def json_text(value: object, indent: int | None = None) -> str:
     """JSON with every control character escaped (``json`` itself leaves DEL and C1 as is)."""
-    return json.dumps(value, ensure_ascii=False, indent=indent).translate(_JSON_ESCAPES)
-
-
-_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), 0x2028, 0x2029)}
+    return escape_json_controls(json.dumps(value, ensure_ascii=False, indent=indent))
 
 
 def mapping_table(title: str, key: str, value: str, rows: Mapping[str, str]) -> Table:

@@ -3,12 +3,15 @@
 The counts come from the job records (terminal ones past their retention left out, as
 every reader does); the message numbers are SQS's own approximate counts, the DLQ's
 included. Seeing both side by side shows, say, a queue whose jobs wait while its
-messages do not move (no worker), or dead letters piling up.
+messages do not move (no worker), or dead letters piling up; ``--watch`` keeps showing
+them (see ``_watch``).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -18,20 +21,36 @@ from ._config import StoreConfig, store_options
 from ._errors import usage_error
 from ._options import json_option, queues_option
 from ._render import stats_record, stats_table, write_json_list
+from ._watch import watch, watch_option
+
+if TYPE_CHECKING:
+    from ..aws import QueueStats
 
 
 @click.command()
 @queues_option("Only this queue; repeat for several (default: every queue).")
 @json_option("a list with one object per queue")
+@watch_option("the counts")
 @store_options
-def stats(queues: tuple[str, ...], as_json: bool, store: StoreConfig) -> None:
+def stats(
+    queues: tuple[str, ...], as_json: bool, watch_every: float | None, store: StoreConfig
+) -> None:
     """Show each queue's jobs by status, its SQS messages and its dead-letter queue."""
     with store.open() as opened:
-        try:
-            found = opened.sync.stats(list(queues) or None)
-        except JobConfigError as error:
-            raise usage_error(error) from error
+
+        def take() -> Sequence[QueueStats]:
+            try:
+                return opened.sync.stats(list(queues) or None)
+            except JobConfigError as error:
+                raise usage_error(error) from error
+
+        console = Console(highlight=False)
+        if watch_every is not None:
+            document = (lambda: [stats_record(queue) for queue in take()]) if as_json else None
+            watch(watch_every, lambda: stats_table(take()), document, console)
+            return
+        found = take()
     if as_json:
         write_json_list((stats_record(queue) for queue in found), sys.stdout)
     else:
-        Console(highlight=False).print(stats_table(found))
+        console.print(stats_table(found))

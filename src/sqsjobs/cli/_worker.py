@@ -11,7 +11,8 @@ Beside the worker runs the reconciler (``SqsJobStore.reconcile``) every few minu
 so a job whose message was lost (a producer that died between its DynamoDB write and
 its SQS send) or moved to the dead-letter queue by the redrive policy is repaired even
 when nobody runs ``sqsjobs reconcile``. Each pass is idempotent, so every replica may
-run it. Logs go to stderr, one line per record, for the container's log driver.
+run it. Logs go to stderr, one line per record, for the container's log driver:
+JSON unless stderr is a terminal (``--log-format``, see ``_logs``).
 """
 
 from __future__ import annotations
@@ -33,14 +34,13 @@ from .._errors import describe_error
 from .._log import LOGGER_NAME
 from ._config import StoreConfig, default_queue, store_options
 from ._errors import usage_error
+from ._logs import configure_logging, log_format_option
 from ._options import queues_option, seconds_option
 
 if TYPE_CHECKING:
     from ..aws import SqsJobStore
 
 Handlers = JobRegistry | Mapping[str, Handler]
-LOG_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
-QUIET_LOGGERS = ("boto3", "botocore", "aiobotocore")
 _logger = logging.getLogger(f"{LOGGER_NAME}.cli")
 
 
@@ -104,6 +104,7 @@ RECONCILE_HELP = "Seconds between reconciler passes; 0 turns them off."
 )
 @seconds_option("--grace", GRACE_HELP, default=20.0)
 @seconds_option("--reconcile-every", RECONCILE_HELP, default=300.0)
+@log_format_option()
 @store_options
 @click.pass_context
 def worker(
@@ -113,26 +114,13 @@ def worker(
     concurrency: int,
     grace: float,
     reconcile_every: float,
+    log_format: str | None,
     store: StoreConfig,
 ) -> None:
     """Run jobs with the handlers in MODULE:REGISTRY until SIGTERM or Ctrl-C."""
-    configure_logging(debug=bool(getattr(ctx.obj, "debug", False)))
+    configure_logging(log_format, debug=bool(getattr(ctx.obj, "debug", False)))
     options = WorkerOptions(queues, concurrency, grace, reconcile_every)
     asyncio.run(serve(store, handlers, options))
-
-
-def configure_logging(*, debug: bool) -> None:
-    """One line per record on stderr; with ``--debug``, sqsjobs' DEBUG records and boto's.
-
-    boto's INFO records ("Found credentials in environment variables") say nothing an
-    operator acts on, so they are shown only when debugging.
-    """
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-    if debug:
-        logging.getLogger(LOGGER_NAME).setLevel(logging.DEBUG)
-        return
-    for name in QUIET_LOGGERS:
-        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions) -> None:
