@@ -16,13 +16,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._crons import cron_class, merged
-from .._errors import JobConfigError, describe_error
+from .._enqueue import prepare
+from .._errors import JobConfigError, JobIdempotencyConflictError, describe_error
 from .._handlers import JobRegistry
 from .._log import Event, default_logger, log_event
+from .._models import EnqueueRequest
 from .._queue import SyncJobQueue
 from .._validation import Span, seconds
 
@@ -65,8 +68,8 @@ def make_cron_handler(
             "make_cron_handler has no crons: pass crons=[Cron('0 3 * * *', 'reports.nightly')] "
             "or a registry with registry.cron(...) declarations",
         )
-    _check_queues(schedule, store)
     queue = SyncJobQueue(store, clock=clock, logger=logger)
+    _check_requests(schedule, queue, store)
     log = default_logger(logger)
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
@@ -74,24 +77,24 @@ def make_cron_handler(
         summary = {"enqueued": 0, "duplicates": 0}
         failed: list[Exception] = []
         for cron in schedule:
-            requests = [cron.request(tick) for tick in cron.ticks(until - span, until)]
-            try:
-                results = queue.enqueue_many(requests) if requests else []
-            except Exception as error:
-                log_event(
-                    log,
-                    logging.ERROR,
-                    Event.CRON_FAILED,
-                    f"Cron {cron.name!r} could not enqueue its ticks: {describe_error(error)}",
-                    error=describe_error(error),
-                )
-                failed.append(error)
-                continue
-            summary["duplicates"] += sum(result.duplicate for result in results)
-            summary["enqueued"] += sum(not result.duplicate for result in results)
+            for tick in cron.ticks(until - span, until):
+                try:
+                    duplicate = _enqueue(queue, cron.request(tick))
+                except Exception as error:
+                    log_event(
+                        log,
+                        logging.ERROR,
+                        Event.CRON_FAILED,
+                        f"Cron {cron.name!r} could not enqueue its tick {stamp(tick)}: "
+                        f"{describe_error(error)}",
+                        error=describe_error(error),
+                    )
+                    failed.append(error)
+                    continue
+                summary["duplicates" if duplicate else "enqueued"] += 1
         log.info(
             "Cron pass up to %s: enqueued %d tick(s), %d already enqueued",
-            datetime.fromtimestamp(until, UTC).isoformat(timespec="seconds"),
+            stamp(until),
             summary["enqueued"],
             summary["duplicates"],
             extra=summary,
@@ -117,14 +120,33 @@ def scheduled_time(event: Mapping[str, Any], clock: Callable[[], float]) -> floa
     return instant.timestamp()
 
 
-def _check_queues(crons: Iterable[Cron], store: SqsJobStore) -> None:
-    """Each cron's queue must be one of the store's, or every invocation would fail."""
+def _enqueue(queue: SyncJobQueue, request: EnqueueRequest) -> bool:
+    """Enqueue one tick; whether its job was there already.
+
+    Each tick is its own request, so one that fails leaves the others to be enqueued. A
+    key bound to another payload is a tick enqueued before the cron's payload or options
+    changed (a deploy within the lookback): that tick has its job, so it counts as there.
+    """
+    arguments = {field.name: getattr(request, field.name) for field in fields(request)}
+    try:
+        return queue.enqueue(**arguments).duplicate
+    except JobIdempotencyConflictError:
+        return True
+
+
+def stamp(instant: float) -> str:
+    return datetime.fromtimestamp(instant, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_requests(crons: Iterable[Cron], queue: SyncJobQueue, store: SqsJobStore) -> None:
+    """Each cron's request must be one the store takes, or every invocation would fail."""
     known = list(store.queue_urls)
+    now = queue.clock()
     for cron in crons:
-        queue = cron.options.get("queue") or "default"
-        if queue not in known:
+        job = prepare(queue.config, cron.request(now), now).job  # the payload's size too
+        if job.queue not in known:
             raise JobConfigError(
                 "invalid_option",
-                f"Cron {cron.name!r} enqueues to queue {queue!r}, which this store lacks; "
+                f"Cron {cron.name!r} enqueues to queue {job.queue!r}, which this store lacks; "
                 f"its queues are {', '.join(known)} (set queue= on the cron)",
             )
