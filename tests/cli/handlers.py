@@ -23,3 +23,14 @@ async def sleep(payload: dict[str, float]) -> dict[str, float]:
     seconds = min(float(payload["seconds"]), float(os.environ.get(SLEEP_CAP, "inf")))
     await asyncio.sleep(seconds)
     return {"slept": seconds}
+
+
+# A registry with a cron of its own, for ``sqsjobs worker --cron``: both run.
+scheduled = JobRegistry()
+scheduled.cron("* * * * *", "reports.rollup", {"scope": "tenants"})
+
+
+@scheduled.handler("reports.tick")
+@scheduled.handler("reports.rollup")
+def report(payload: object) -> str:
+    return f"ran with {payload}"
