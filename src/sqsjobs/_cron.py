@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from ._crons import tick_stamp
 from ._enqueue import ENQUEUE_OPTIONS
 from ._errors import JobConfigError
 from ._models import EnqueueRequest
@@ -84,10 +85,9 @@ class Cron:
         return found
 
     def request(self, tick: float) -> EnqueueRequest:
-        stamp = datetime.fromtimestamp(tick, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return EnqueueRequest(
             name=self.name,
             payload=self.payload,
-            idempotency_key=f"cron/{self.name}/{stamp}",
+            idempotency_key=f"cron/{self.name}/{tick_stamp(tick)}",
             **dict(self.options),
         )

@@ -8,6 +8,7 @@ fails with one line naming the extra to install, and merely importing does not f
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ._errors import JobConfigError
@@ -16,6 +17,11 @@ if TYPE_CHECKING:
     from ._cron import Cron
 
 CRON_EXTRA_HINT = "pip install 'sqsjobs[cron]'"
+
+
+def tick_stamp(tick: float) -> str:
+    """A tick as its key writes it, ``cron/{name}/{tick_stamp}``: UTC, to the second."""
+    return datetime.fromtimestamp(tick, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def cron_class() -> type[Cron]:

@@ -20,7 +20,7 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .._crons import cron_class, merged
+from .._crons import cron_class, merged, tick_stamp
 from .._enqueue import prepare
 from .._errors import JobConfigError, JobIdempotencyConflictError, describe_error
 from .._handlers import JobRegistry
@@ -37,7 +37,7 @@ CronHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
 # At least the minute between invocations, so consecutive spans leave no gap; at most an
 # hour, well inside the store's retention of finished jobs (a day by default), so a tick
 # looked at again still finds its job under its key instead of being enqueued anew.
-LOOKBACK = Span(minimum=60.0, maximum=3600.0, why="a minute between invocations at least")
+LOOKBACK = Span(minimum=60.0, maximum=3600.0, why="from the minute between invocations to an hour")
 
 
 def make_cron_handler(
@@ -85,7 +85,7 @@ def make_cron_handler(
                         log,
                         logging.ERROR,
                         Event.CRON_FAILED,
-                        f"Cron {cron.name!r} could not enqueue its tick {stamp(tick)}: "
+                        f"Cron {cron.name!r} could not enqueue its tick {tick_stamp(tick)}: "
                         f"{describe_error(error)}",
                         error=describe_error(error),
                     )
@@ -94,7 +94,7 @@ def make_cron_handler(
                 summary["duplicates" if duplicate else "enqueued"] += 1
         log.info(
             "Cron pass up to %s: enqueued %d tick(s), %d already enqueued",
-            stamp(until),
+            tick_stamp(until),
             summary["enqueued"],
             summary["duplicates"],
             extra=summary,
@@ -132,10 +132,6 @@ def _enqueue(queue: SyncJobQueue, request: EnqueueRequest) -> bool:
         return queue.enqueue(**arguments).duplicate
     except JobIdempotencyConflictError:
         return True
-
-
-def stamp(instant: float) -> str:
-    return datetime.fromtimestamp(instant, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _check_requests(crons: Iterable[Cron], queue: SyncJobQueue, store: SqsJobStore) -> None:
