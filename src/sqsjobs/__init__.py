@@ -8,8 +8,9 @@ in SQS and DynamoDB. This package root imports neither the AWS store nor the CLI
 Values and errors load with the package; the rest loads on first use (PEP 562), so a
 Lambda function importing ``sqsjobs.aws.lambda_`` pays for neither the worker loop, the
 cron parser nor the memory store. The base install (``pip install sqsjobs``) serves
-producers and Lambda; ``JobWorker`` and ``Cron`` need the ``worker`` extra's cron parser,
-and without it importing them raises an ``ImportError`` that says what to install.
+producers and Lambda; ``JobWorker`` needs the ``worker`` extra and ``Cron`` its cron parser
+(the ``cron`` extra alone is enough), and without it importing them raises an
+``ImportError`` that says what to install.
 """
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ def __getattr__(name: str) -> Any:
     except ModuleNotFoundError as missing:
         if (missing.name or "").partition(".")[0] not in _WORKER_EXTRA:
             raise
+        extra = "cron" if name == "Cron" else "worker"  # a Lambda cron function needs no more
         raise ImportError(
-            f"sqsjobs.{name} needs the worker extra ({missing.name} is not installed): "
-            "pip install 'sqsjobs[worker]'",
+            f"sqsjobs.{name} needs the {extra} extra ({missing.name} is not installed): "
+            f"pip install 'sqsjobs[{extra}]'",
             name=missing.name,
         ) from missing
     value = getattr(loaded, name)

@@ -3,25 +3,41 @@
 Each tick enqueues with the idempotency key ``cron/{name}/{tick}`` (tick in UTC), so
 however many workers carry the same ``Cron`` list, each tick yields exactly one job.
 A tick missed while no worker ran is not replayed: the schedule resumes at the next one.
+A scheduled Lambda function (``sqsjobs.aws.lambda_.make_cron_handler``) enqueues the
+ticks of a recent span instead, under the same keys, so it catches up what it missed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from ._crons import tick_stamp
 from ._enqueue import ENQUEUE_OPTIONS
 from ._errors import JobConfigError
 from ._models import EnqueueRequest
 from ._validation import check_job_name, plain_json
 
 CRON_OPTIONS = ENQUEUE_OPTIONS - {"idempotency_key"}
+
+
+def check_timezone(timezone: str) -> str:
+    """``timezone`` if it names a zone crons can be read in."""
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
+        raise JobConfigError(
+            "invalid_option",
+            f"Invalid cron timezone {timezone!r}: must be an IANA name like "
+            "'UTC' or 'Europe/Berlin'",
+        ) from None
+    return timezone
 
 
 @dataclass(frozen=True)
@@ -43,14 +59,7 @@ class Cron:
                 f"Invalid cron schedule {self.schedule!r}: must be five fields "
                 "(minute hour day-of-month month day-of-week), e.g. '*/5 * * * *'",
             )
-        try:
-            ZoneInfo(self.timezone)
-        except (ZoneInfoNotFoundError, ValueError, TypeError):
-            raise JobConfigError(
-                "invalid_option",
-                f"Invalid cron timezone {self.timezone!r}: must be an IANA name like "
-                "'UTC' or 'Europe/Berlin'",
-            ) from None
+        check_timezone(self.timezone)
         unknown = set(self.options) - CRON_OPTIONS
         if unknown:
             raise JobConfigError(
@@ -66,11 +75,19 @@ class Cron:
         tick: datetime = croniter(self.schedule, start).get_next(datetime)
         return tick.timestamp()
 
+    def ticks(self, after: float, until: float) -> list[float]:
+        """The ticks in ``(after, until]``: what a scheduled run covering that span enqueues."""
+        found: list[float] = []
+        tick = self.next_tick(after)
+        while tick <= until:
+            found.append(tick)
+            tick = self.next_tick(tick)
+        return found
+
     def request(self, tick: float) -> EnqueueRequest:
-        stamp = datetime.fromtimestamp(tick, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return EnqueueRequest(
             name=self.name,
             payload=self.payload,
-            idempotency_key=f"cron/{self.name}/{stamp}",
+            idempotency_key=f"cron/{self.name}/{tick_stamp(tick)}",
             **dict(self.options),
         )

@@ -20,13 +20,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ._crons import cron_class, merged
 from ._errors import JobConfigError, JobFatalError
 from ._log import job_fields
 from ._models import Job
 from ._validation import check_job_name
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from pydantic_core import ErrorDetails
+
+    from ._cron import Cron
 
 Handler = Callable[["JobContext"], Awaitable[Any]] | Callable[["JobContext"], Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -170,6 +175,7 @@ class JobRegistry:
 
     def __init__(self) -> None:
         self._specs: dict[str, HandlerSpec] = {}
+        self._crons: list[Cron] = []
 
     def handler(self, name: str, *, model: type[BaseModel] | None = None) -> Callable[[F], F]:
         """Register the decorated function as the handler for job ``name``."""
@@ -221,3 +227,35 @@ class JobRegistry:
 
     def __len__(self) -> int:
         return len(self._specs)
+
+    def cron(
+        self,
+        schedule: str,
+        name: str,
+        payload: Any = None,
+        *,
+        timezone: str = "UTC",
+        **options: Any,
+    ) -> Cron:
+        """Declare a cron that every worker built from this registry runs, beside its ``cron=``.
+
+        It is checked here, as ``Cron`` checks it, so a typo in a schedule fails when the
+        application imports its registry rather than at the first tick.
+        """
+        declared = cron_class()(schedule, name, payload, timezone, options)
+        if declared in self._crons:
+            raise JobConfigError(
+                "invalid_option",
+                f"The cron {name!r} at {schedule!r} is already declared on this registry",
+            )
+        self._crons.append(declared)
+        return declared
+
+    @property
+    def crons(self) -> tuple[Cron, ...]:
+        """The crons declared with ``cron()``, in declaration order."""
+        return tuple(self._crons)
+
+    def crons_with(self, cron: Iterable[Cron]) -> tuple[Cron, ...]:
+        """``cron`` and this registry's crons, each once: what a worker built from it runs."""
+        return merged(cron, self._crons)

@@ -73,7 +73,7 @@ class JobWorker:
         self._poll_interval = seconds(poll_interval, "poll_interval", POSITIVE, code=None)
         self._queue = queue
         self._queues = tuple(check_queue_name(q) for q in (queues or [queue.default_queue]))
-        self._cron = tuple(cron)
+        self._cron = registry.crons_with(cron)
         self._clock = clock or queue.clock
         self._logger = default_logger(logger)
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"

@@ -36,3 +36,14 @@ def note(payload: dict[str, str], ctx: JobContext) -> dict[str, int]:
     except ValueError:
         ctx.log.warning("Not a number, kept as text", exc_info=True)
     return {"chars": len(text)}
+
+
+# A registry with a cron of its own, for ``sqsjobs worker --cron``: both run.
+scheduled = JobRegistry()
+scheduled.cron("* * * * *", "reports.rollup", {"scope": "tenants"})
+
+
+@scheduled.handler("reports.tick")
+@scheduled.handler("reports.rollup")
+def report(payload: object) -> str:
+    return f"ran with {payload}"

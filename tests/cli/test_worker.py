@@ -52,10 +52,12 @@ def stack_store(stack: str, aws_endpoint: str) -> Iterator[SqsJobStore]:
         store.close()
 
 
-def start_worker(env: Mapping[str, str | None], *args: str) -> subprocess.Popen[str]:
+def start_worker(
+    env: Mapping[str, str | None], *args: str, registry: str = REGISTRY
+) -> subprocess.Popen[str]:
     merged = {**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1", **env}
     return subprocess.Popen(
-        [str(SCRIPT), "worker", REGISTRY, *args],
+        [str(SCRIPT), "worker", registry, *args],
         cwd=ROOT,
         env={key: value for key, value in merged.items() if value is not None},
         stdout=subprocess.PIPE,

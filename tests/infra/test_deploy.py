@@ -273,12 +273,46 @@ def test_a_reconciler_function_is_invoked_on_a_schedule(aws_endpoint: str, stack
     assert target["Arn"] == function_arn
 
 
-def test_no_reconciler_schedule_without_a_function(main_stack: Deployed, aws_endpoint: str) -> None:
+def test_no_schedule_without_a_function(main_stack: Deployed, aws_endpoint: str) -> None:
+    """Neither the reconciler's rule nor the cron function's without their parameters."""
     rules = client("events", aws_endpoint).list_rules()["Rules"]
     assert [r for r in rules if r["Name"].startswith(main_stack.name)] == []
 
 
-def reconcile_function(endpoint: str, name: str) -> str:
+@pytest.mark.parametrize("template", ["sqsjobs", "sqsjobs-queue"])
+def test_a_cron_function_is_invoked_every_minute(
+    template: str, main_stack: Deployed, aws_endpoint: str, stack_name: str
+) -> None:
+    """Lambda-only deployments: the template schedules make_cron_handler's function."""
+    source = "from sqsjobs.aws.lambda_ import make_cron_handler\n"
+    function_arn = reconcile_function(aws_endpoint, f"{stack_name}-cron", source)
+    table = {"TableName": main_stack.outputs["TableName"], "QueueName": "crons"}
+    deploy_stack(
+        stack_name,
+        template=template,
+        endpoint_url=aws_endpoint,
+        parameters={"CronFunctionArn": function_arn, **(table if "queue" in template else {})},
+    )
+    events = client("events", aws_endpoint)
+    [rule] = [r for r in events.list_rules()["Rules"] if r["Name"].startswith(stack_name)]
+    assert rule["Description"].startswith("sqsjobs cron ticks for queue ")
+    assert (rule["ScheduleExpression"], rule["State"]) == ("rate(1 minute)", "ENABLED")
+    [target] = events.list_targets_by_rule(Rule=rule["Name"])["Targets"]
+    assert target["Arn"] == function_arn
+    policy = client("lambda", aws_endpoint).get_policy(FunctionName=function_arn)["Policy"]
+    [grant] = json.loads(policy)["Statement"]
+    assert (grant["Action"], grant["Principal"]) == (
+        "lambda:InvokeFunction",
+        {"Service": "events.amazonaws.com"},
+    )
+    assert grant["Condition"]["ArnLike"]["AWS:SourceArn"] == rule["Arn"]
+
+
+def reconcile_function(
+    endpoint: str,
+    name: str,
+    source: str = "from sqsjobs.aws.lambda_ import make_reconcile_handler\n",
+) -> str:
     """A Lambda function in the emulator (which cannot run one, only hold it): its ARN."""
     role = client("iam", endpoint).create_role(
         RoleName=name,
@@ -297,7 +331,7 @@ def reconcile_function(endpoint: str, name: str) -> str:
     )["Role"]["Arn"]
     code = io.BytesIO()
     with zipfile.ZipFile(code, "w") as archive:
-        archive.writestr("app.py", "from sqsjobs.aws.lambda_ import make_reconcile_handler\n")
+        archive.writestr("app.py", source)
     function = client("lambda", endpoint).create_function(
         FunctionName=name,
         Runtime="python3.12",

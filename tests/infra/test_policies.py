@@ -36,7 +36,7 @@ from sqsjobs import (
     SyncJobQueue,
 )
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler
+from sqsjobs.aws.lambda_ import make_cron_handler, make_lambda_handler, make_reconcile_handler
 from sqsjobs.aws.transports.aio import AioTransport
 from sqsjobs.aws.transports.boto import BotoTransport
 from sqsjobs.aws.wire.items import item_from_job
@@ -153,9 +153,13 @@ async def test_producers_send_what_the_producer_policy_grants(
             assert await queue.get(first.job.id) == first.job
             assert blocking.get(many[0].job.id) == many[0].job
             again = await queue.enqueue("mail.send", order, **keyed)
+            # The Lambda cron function of Lambda-only deployments is a producer too.
+            crons = make_cron_handler(store=store, crons=[Cron("* * * * *", "cache.warm")])
+            ticks = await asyncio.to_thread(crons, {"source": "aws.events"}, None)
         finally:
             await store.aclose()
     assert (again.duplicate, again.job.id) == (True, first.job.id)
+    assert ticks == {"enqueued": 5, "duplicates": 0}
     (resent,) = usage.calls("UpdateItem")  # the duplicate re-sent the overdue message
     assert resent.params["Key"] == {"pk": item_from_job(first.job, None)["pk"]}
     assert_policy_is_what_was_sent(stack, "Producer", usage)

@@ -338,6 +338,34 @@ def test_lambda_mapping_exists_only_with_a_function(template: dict[str, Any]) ->
 
 
 @BOTH
+def test_scheduled_functions_exist_only_with_their_function(template: dict[str, Any]) -> None:
+    """The reconciler and the cron function: a rule invoking the function, and its grant."""
+    schedules = {
+        "Reconcile": ("HasReconciler", "ReconcileFunctionArn", {"Ref": "ReconcileSchedule"}),
+        "Cron": ("HasCronFunction", "CronFunctionArn", "rate(1 minute)"),
+    }
+    rules = resources(template, "AWS::Events::Rule")
+    grants = resources(template, "AWS::Lambda::Permission")
+    assert set(rules) == {f"{name}Rule" for name in schedules}
+    assert set(grants) == {f"{name}Permission" for name in schedules}
+    for name, (condition, function, expression) in schedules.items():
+        assert template["Conditions"][condition] == {
+            "Fn::Not": [{"Fn::Equals": [{"Ref": function}, ""]}]
+        }
+        assert template["Parameters"][function]["Default"] == ""
+        rule, grant = rules[f"{name}Rule"], grants[f"{name}Permission"]
+        assert rule["Condition"] == grant["Condition"] == condition
+        assert rule["Properties"]["ScheduleExpression"] == expression
+        assert [t["Arn"] for t in rule["Properties"]["Targets"]] == [{"Ref": function}]
+        assert grant["Properties"] == {
+            "Action": "lambda:InvokeFunction",
+            "FunctionName": {"Ref": function},
+            "Principal": "events.amazonaws.com",
+            "SourceArn": {"Fn::GetAtt": [f"{name}Rule", "Arn"]},
+        }
+
+
+@BOTH
 def test_lambda_queue_visibility_is_six_times_the_function_timeout(
     template: dict[str, Any],
 ) -> None:

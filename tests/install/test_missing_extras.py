@@ -20,13 +20,16 @@ def test_the_producer_and_lambda_paths_import_without_the_extras() -> None:
         "from sqsjobs import JobQueue, JobRegistry, MemoryJobStore, SyncJobQueue\n"
         "from sqsjobs.aws import SqsJobStore\n"
         "from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler\n"
+        "from sqsjobs.aws.lambda_ import make_cron_handler\n"
         "print('imported')",
     )
     assert (completed.returncode, completed.stdout, completed.stderr) == (0, "imported\n", "")
 
 
-@pytest.mark.parametrize("name", ["Cron", "JobWorker", "WorkerState"])
-def test_a_worker_name_without_croniter_names_the_extra(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "extra"), [("Cron", "cron"), ("JobWorker", "worker"), ("WorkerState", "worker")]
+)
+def test_a_worker_name_without_croniter_names_the_extra(name: str, extra: str) -> None:
     completed = run_without(
         ("croniter",),
         f"try:\n    from sqsjobs import {name}\n"
@@ -34,9 +37,32 @@ def test_a_worker_name_without_croniter_names_the_extra(name: str) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == (
-        f"ImportError croniter sqsjobs.{name} needs the worker extra "
-        f"(croniter is not installed): {EXTRA_HINT}\n"
+        f"ImportError croniter sqsjobs.{name} needs the {extra} extra "
+        f"(croniter is not installed): pip install 'sqsjobs[{extra}]'\n"
     )
+
+
+def test_declaring_a_cron_without_croniter_names_the_cron_extra() -> None:
+    """A registry with crons still imports on the base install; declaring one says why not."""
+    completed = run_without(
+        ("croniter",),
+        "from sqsjobs import JobConfigError, JobRegistry\n"
+        "from sqsjobs.aws import SqsJobStore\n"
+        "from sqsjobs.aws.lambda_ import make_cron_handler\n"
+        "store = SqsJobStore(table_name='jobs', region_name='eu-central-1', queue_urls={\n"
+        "    'default': 'https://sqs.eu-central-1.amazonaws.com/123456789012/jobs'})\n"
+        "for declare in (\n"
+        "    lambda: JobRegistry().cron('0 3 * * *', 'reports.nightly'),\n"
+        "    lambda: make_cron_handler(store=store, registry=JobRegistry()),\n"
+        "):\n"
+        "    try:\n        declare()\n"
+        "    except JobConfigError as error:\n        print(error.code, error)\n",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == 2 * [
+        "invalid_option Cron schedules need the cron parser (croniter is not installed): "
+        "pip install 'sqsjobs[cron]'"
+    ]
 
 
 def test_a_missing_module_of_sqsjobs_itself_is_not_blamed_on_the_extra() -> None:

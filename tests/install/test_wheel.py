@@ -131,3 +131,27 @@ def test_the_worker_extra_brings_the_worker_and_cron_but_not_the_emulator(worker
         "print(JobWorker.__name__, cron.name)"
     )
     assert checked(run(worker / "python", "-c", script)).stdout == "JobWorker report.daily\n"
+
+
+@pytest.fixture(scope="module")
+def cron(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fresh_environment(tmp_path_factory.mktemp("cron") / "venv", f"{wheel}[cron]")
+
+
+def test_the_cron_extra_brings_the_cron_parser_alone(cron: Path) -> None:
+    """What a Lambda function that enqueues cron ticks installs: no worker, no CLI."""
+    present = installed(cron)
+    assert {"croniter", "tzdata"} <= present
+    assert present & {*WORKER_PACKAGES, *LOCAL_PACKAGES} == {"croniter"}
+    script = (
+        "from sqsjobs import Cron, JobRegistry\n"
+        "from sqsjobs.aws import SqsJobStore\n"
+        "from sqsjobs.aws.lambda_ import make_cron_handler\n"
+        "registry = JobRegistry()\n"
+        "registry.cron('0 3 * * *', 'reports.nightly', timezone='Europe/Zurich')\n"
+        "store = SqsJobStore(table_name='jobs', region_name='eu-central-2', queue_urls={\n"
+        "    'default': 'https://sqs.eu-central-2.amazonaws.com/123456789012/jobs'})\n"
+        "make_cron_handler(store=store, registry=registry, crons=[Cron('*/5 * * * *', 'a')])\n"
+        "print(len(registry.crons))"
+    )
+    assert checked(run(cron / "python", "-c", script)).stdout == "1\n"

@@ -2,6 +2,7 @@
 
     handler = make_lambda_handler(registry, store=SqsJobStore.from_env())
     reconcile = make_reconcile_handler(store=SqsJobStore.from_env())  # on a schedule
+    crons = make_cron_handler(store=SqsJobStore.from_env(), registry=registry)  # each minute
 
 Each record is claimed with the same conditional write a worker uses and run by the same
 algorithm (``sqsjobs._run``); only the reporting differs. Lambda deletes every message
@@ -33,7 +34,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._backoff import Backoff
 from .._handlers import JobRegistry
@@ -43,6 +44,9 @@ from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
 from .._validation import Span, seconds
 from .store.sqs_store import LambdaMode, SqsJobStore, lambda_mode
 from .wire.sqs import Message
+
+if TYPE_CHECKING:
+    from ._cron_handler import make_cron_handler as make_cron_handler
 
 LambdaHandler = Callable[[Mapping[str, Any], Any], dict[str, list[dict[str, str]]]]
 ReconcileHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
@@ -227,3 +231,13 @@ def make_reconcile_handler(*, store: SqsJobStore, grace: float = 900.0) -> Recon
         return {"resent": report.resent, "dead": report.dead}
 
     return handler
+
+
+def __getattr__(name: str) -> Any:
+    """``make_cron_handler`` (``sqsjobs.aws._cron_handler``) loads when first named:
+    most functions run jobs and never enqueue cron ticks."""
+    if name == "make_cron_handler":
+        from ._cron_handler import make_cron_handler
+
+        return make_cron_handler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .. import Handler, JobConfigError, JobQueue, JobRegistry, JobWorker
+from .._cron import Cron
 from .._errors import describe_error
 from .._log import LOGGER_NAME
 from ._config import StoreConfig, default_queue, store_options
+from ._cron import cron_options, log_crons
 from ._errors import usage_error
 from ._logs import configure_logging, log_format_option
 from ._options import queues_option, seconds_option
@@ -85,6 +87,7 @@ class WorkerOptions:
     concurrency: int
     grace: float
     reconcile_every: float
+    cron: Sequence[Cron] = ()
 
 
 GRACE_HELP = "On SIGTERM/SIGINT, how long running jobs may finish before they are released."
@@ -104,6 +107,7 @@ RECONCILE_HELP = "Seconds between reconciler passes; 0 turns them off."
 )
 @seconds_option("--grace", GRACE_HELP, default=20.0)
 @seconds_option("--reconcile-every", RECONCILE_HELP, default=300.0)
+@cron_options
 @log_format_option()
 @store_options
 @click.pass_context
@@ -114,12 +118,13 @@ def worker(
     concurrency: int,
     grace: float,
     reconcile_every: float,
+    crons: tuple[Cron, ...],
     log_format: str | None,
     store: StoreConfig,
 ) -> None:
     """Run jobs with the handlers in MODULE:REGISTRY until SIGTERM or Ctrl-C."""
     configure_logging(log_format, debug=bool(getattr(ctx.obj, "debug", False)))
-    options = WorkerOptions(queues, concurrency, grace, reconcile_every)
+    options = WorkerOptions(queues, concurrency, grace, reconcile_every, crons)
     asyncio.run(serve(store, handlers, options))
 
 
@@ -128,7 +133,7 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
     store = config.open()
     try:
         served = list(options.queues) or list(store.queue_urls)
-        worker = build_worker(store, handlers, served, options.concurrency)
+        worker = build_worker(store, handlers, served, options.concurrency, options.cron)
         every = options.reconcile_every
         _logger.info(
             "Serving %s from table %s; reconciler %s; SIGTERM or Ctrl-C drains (grace %gs)",
@@ -137,6 +142,7 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
             f"every {every:g}s" if every > 0 else "off",
             options.grace,
         )
+        log_crons(handlers, options.cron)
         reconciler = asyncio.create_task(reconcile_periodically(store, every))
         try:
             await worker.run(grace=options.grace)
@@ -149,7 +155,11 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
 
 
 def build_worker(
-    store: SqsJobStore, handlers: Handlers, served: Sequence[str], concurrency: int
+    store: SqsJobStore,
+    handlers: Handlers,
+    served: Sequence[str],
+    concurrency: int,
+    cron: Sequence[Cron] = (),
 ) -> JobWorker:
     """The worker; a queue the store lacks, or a registry it refuses, is bad usage."""
     unknown = sorted(set(served) - set(store.queue_urls))
@@ -160,7 +170,7 @@ def build_worker(
         for name in served:  # a queue that is a dead-letter queue is refused here, not later
             store.sync.describe(name)
         queue = JobQueue(store, default_queue=default_queue(store))
-        return JobWorker(queue, handlers, queues=served, concurrency=concurrency)
+        return JobWorker(queue, handlers, queues=served, concurrency=concurrency, cron=cron)
     except JobConfigError as error:
         raise usage_error(error) from error
 
