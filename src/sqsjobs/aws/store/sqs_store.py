@@ -18,9 +18,8 @@ import copy
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 from ..._models import EnqueueResult, Job, JobFilter, JobPage
 from ..._validation import dump_json, plain_json
@@ -51,8 +50,7 @@ T = TypeVar("T")
 DEFAULT_DEAD_RETENTION = 14 * 86_400.0
 
 
-@dataclass(frozen=True)
-class Mode:
+class Mode(NamedTuple):
     threaded: bool = False  # drive boto3 from threads, never load aioboto3 (Lambda)
     delete_on_complete: bool = True  # Lambda deletes the messages it is not told of
 
@@ -327,8 +325,7 @@ class SqsJobStore:
         return await self._run(operations.list_jobs(self._state, filter, limit, cursor, now))
 
 
-@dataclass(frozen=True)
-class LambdaMode:
+class LambdaMode(NamedTuple):
     """A store for the Lambda handler, and its claiming and background work."""
 
     store: SqsJobStore  # threaded (boto3 only); leaves completed jobs' deletes to Lambda
