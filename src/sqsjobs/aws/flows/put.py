@@ -19,7 +19,8 @@ import uuid
 from collections.abc import Iterator, Sequence
 
 from ..._errors import JobBatchError, JobIdempotencyConflictError
-from ..._models import EnqueueResult, Job
+from ..._models import Job
+from ..._requests import EnqueueResult
 from ..wire import dynamo, sqs
 from ..wire.items import Attributes, Stored, item_from_job, keyed_id, stored_from_item, text
 from ..wire.layout import Layout

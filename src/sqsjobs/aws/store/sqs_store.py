@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
-from ..._models import EnqueueResult, Job, JobFilter, JobPage
+from ..._models import Job
 from ..._validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
@@ -36,6 +36,7 @@ from .config import StoreSettings
 from .state import StoreState
 
 if TYPE_CHECKING:
+    from ..._requests import EnqueueResult, JobFilter, JobPage
     from ..flows.dead_letters import DeadLetter
     from ..flows.reconcile import ReconcileReport
     from ..flows.redrive import Progress, RedriveReport
