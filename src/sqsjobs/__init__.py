@@ -5,12 +5,13 @@ Producers enqueue named JSON jobs through ``JobQueue`` (async) or ``SyncJobQueue
 status. ``MemoryJobStore`` keeps jobs in process; ``sqsjobs.aws.SqsJobStore`` keeps them
 in SQS and DynamoDB. This package root imports neither the AWS store nor the CLI.
 
-Values and errors load with the package; the rest loads on first use (PEP 562), so a
-Lambda function importing ``sqsjobs.aws.lambda_`` pays for neither the worker loop, the
-cron parser nor the memory store. The base install (``pip install sqsjobs``) serves
-producers and Lambda; ``JobWorker`` needs the ``worker`` extra and ``Cron`` its cron parser
-(the ``cron`` extra alone is enough), and without it importing them raises an
-``ImportError`` that says what to install.
+Jobs, their statuses, backoff and errors load with the package; the rest loads on first
+use (PEP 562), so a Lambda function importing ``sqsjobs.aws.lambda_`` pays for neither
+the worker loop, the cron parser, the memory store nor the producer's request values.
+The base install (``pip install sqsjobs``) serves producers and Lambda; ``JobWorker``
+needs the ``worker`` extra and ``Cron`` its cron parser (the ``cron`` extra alone is
+enough), and without it importing them raises an ``ImportError`` that says what to
+install.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ._errors import (
     JobIdempotencyConflictError,
     JobTimeoutError,
 )
-from ._models import EnqueueRequest, EnqueueResult, Job, JobFilter, JobPage, JobStatus
+from ._models import Job, JobStatus
 
 if TYPE_CHECKING:
     from ._cron import Cron
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ._idempotency import job_idempotency_key
     from ._memory import MemoryJobStore
     from ._queue import JobQueue, SyncJobQueue
+    from ._requests import EnqueueRequest, EnqueueResult, JobFilter, JobPage
     from ._store import JobStore, SyncJobStore
     from ._tenant import SyncTenantJobQueue, TenantJobQueue
     from ._worker import JobWorker, WorkerState
@@ -48,6 +50,10 @@ _LAZY = {
     "MemoryJobStore": "._memory",
     "JobQueue": "._queue",
     "SyncJobQueue": "._queue",
+    "EnqueueRequest": "._requests",
+    "EnqueueResult": "._requests",
+    "JobFilter": "._requests",
+    "JobPage": "._requests",
     "JobStore": "._store",
     "SyncJobStore": "._store",
     "SyncTenantJobQueue": "._tenant",

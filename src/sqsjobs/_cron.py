@@ -21,7 +21,7 @@ from croniter import croniter
 from ._crons import tick_stamp
 from ._enqueue import ENQUEUE_OPTIONS
 from ._errors import JobConfigError
-from ._models import EnqueueRequest
+from ._requests import EnqueueRequest
 from ._validation import check_job_name, plain_json
 
 CRON_OPTIONS = ENQUEUE_OPTIONS - {"idempotency_key"}

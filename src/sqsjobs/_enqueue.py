@@ -17,7 +17,8 @@ from ._backoff import Backoff
 from ._errors import JobConfigError
 from ._idempotency import fingerprint as fingerprint_of
 from ._lifecycle import initial_status
-from ._models import EnqueueRequest, Job, JobFilter, JobStatus
+from ._models import Job, JobStatus
+from ._requests import EnqueueRequest, JobFilter
 from ._time import utc
 from ._validation import (
     DELAY,

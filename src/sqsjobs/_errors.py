@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from ._text import safe_line
 
 if TYPE_CHECKING:
-    from ._models import EnqueueResult
+    from ._requests import EnqueueResult
 
 ConfigErrorCode = Literal[
     "invalid_name",

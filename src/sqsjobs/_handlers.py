@@ -16,7 +16,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -70,8 +70,7 @@ def context_logger(logger: logging.Logger, job: Job) -> JobLogAdapter:
     return JobLogAdapter(logger, job_fields(job))
 
 
-@dataclass(frozen=True)
-class HandlerSpec:
+class HandlerSpec(NamedTuple):
     """A registered handler and how to call it, worked out once at registration."""
 
     name: str

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._memory_core import MemoryCore
-from ._models import EnqueueResult, Job, JobFilter, JobPage
+from ._models import Job
+from ._requests import EnqueueResult, JobFilter, JobPage
 from ._validation import dump_json, integer, plain_json, seconds
 
 

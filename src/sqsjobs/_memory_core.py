@@ -46,7 +46,8 @@ from ._lifecycle import (
 )
 from ._log import LOGGER_NAME, Event, log_event
 from ._memory_record import Record
-from ._models import EnqueueResult, Job, JobFilter, JobPage, JobStatus
+from ._models import Job, JobStatus
+from ._requests import EnqueueResult, JobFilter, JobPage
 from ._validation import page_limit
 
 _logger = logging.getLogger(LOGGER_NAME)

@@ -1,17 +1,14 @@
-"""The values that cross the public API: job records, enqueue requests and results, pages.
+"""A job's record as the public API hands it out, and the statuses it moves through.
 
-They are frozen and do no I/O: a ``Job`` is a snapshot of a record, never a handle on a
+A ``Job`` is frozen and does no I/O: it is a snapshot of a record, never a handle on a
 store, so holding one cannot change anything and reading one again means asking the
 store again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -55,54 +52,3 @@ class Job(BaseModel):
     last_error: str | None
     completed_at: datetime | None
     result: JsonValue | None
-
-
-@dataclass(frozen=True)
-class EnqueueResult:
-    """What ``enqueue`` did: wrote ``job``, or found it already there for the key."""
-
-    job: Job
-    duplicate: bool
-
-
-@dataclass(frozen=True)
-class EnqueueRequest:
-    """The keyword arguments of ``enqueue()`` as a value, for ``enqueue_many``."""
-
-    name: str
-    payload: Any = None
-    queue: str | None = None
-    idempotency_key: str | None = None
-    tenant: str | None = None
-    delay: float | timedelta | None = None
-    run_at: datetime | None = None
-    priority: int = 0
-    max_attempts: int | None = None
-    timeout: float | timedelta | None = None
-    lease: float | timedelta | None = None
-
-
-@dataclass(frozen=True)
-class JobFilter:
-    """Which records ``list`` returns; ``None`` means any."""
-
-    queue: str | None = None
-    statuses: frozenset[JobStatus] | None = None
-    name: str | None = None
-    tenant: str | None = None
-
-    def matches(self, queue: str, status: JobStatus, name: str, tenant: str | None) -> bool:
-        return (
-            (self.queue is None or queue == self.queue)
-            and (self.statuses is None or status in self.statuses)
-            and (self.name is None or name == self.name)
-            and (self.tenant is None or tenant == self.tenant)
-        )
-
-
-@dataclass(frozen=True)
-class JobPage:
-    """One page of ``list``: pass ``next_cursor`` back for the next; ``None`` at the end."""
-
-    jobs: Sequence[Job]
-    next_cursor: str | None

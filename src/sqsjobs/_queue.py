@@ -19,7 +19,8 @@ from ._backoff import Backoff
 from ._enqueue import QueueConfig, list_filter, prepare, prepare_many
 from ._errors import JobBatchError
 from ._log import Event, default_logger, log_event
-from ._models import EnqueueRequest, EnqueueResult, Job, JobPage, JobStatus
+from ._models import Job, JobStatus
+from ._requests import EnqueueRequest, EnqueueResult, JobPage
 from ._store import JobStore, SyncJobStore, sync_face
 from ._tenant import SyncTenantJobQueue, TenantJobQueue
 from ._validation import check_tenant

@@ -31,9 +31,8 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ._backoff import Backoff
 from ._errors import JobConfigError, JobFatalError, JobTimeoutError, describe_error
@@ -59,15 +58,13 @@ class Outcome(Enum):
     UNRECORDED = "unrecorded"  # the write kept failing: the next claim after the lease has it
 
 
-@dataclass(frozen=True)
-class Hooks:
+class Hooks(NamedTuple):
     on_complete: Hook | None = None
     on_fail: Hook | None = None
     on_dead: Hook | None = None
 
 
-@dataclass(frozen=True)
-class RunSettings:
+class RunSettings(NamedTuple):
     """What a run needs from whoever claimed the job."""
 
     store: JobStore

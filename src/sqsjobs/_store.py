@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ._models import EnqueueResult, Job, JobFilter, JobPage
+from ._models import Job
+
+if TYPE_CHECKING:
+    from ._requests import EnqueueResult, JobFilter, JobPage
 
 
 @runtime_checkable

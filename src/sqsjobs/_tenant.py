@@ -19,7 +19,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ._errors import JobConfigError
-from ._models import EnqueueRequest, EnqueueResult, Job, JobPage
+from ._models import Job
+from ._requests import EnqueueRequest, EnqueueResult, JobPage
 
 if TYPE_CHECKING:
     from ._queue import JobQueue, StatusFilter, SyncJobQueue

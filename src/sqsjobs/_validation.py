@@ -23,9 +23,8 @@ import json
 import math
 import re
 import sys
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 from pydantic import BaseModel, JsonValue
 
@@ -57,8 +56,7 @@ def refusal(value: object, what: str, allowed: str, code: Code) -> ValueError:
     return JobConfigError(code, f"Invalid {what} {shown(value)}: must be {allowed}")
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """The durations an option allows: finite seconds above a floor, up to a cap, and why."""
 
     positive: bool = False  # above ``minimum`` rather than at or above it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import time
@@ -185,6 +186,41 @@ def test_importing_the_handler_module_loads_no_asyncio_aws_stack() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# What a Lambda function that only runs jobs must not pay for at its cold start: the
+# producer's writes and values, lookups, operator calls, the worker's receive-ahead.
+NOT_FOR_RUNNING_JOBS = (
+    "sqsjobs._requests",
+    "sqsjobs._queue",
+    "sqsjobs._worker",
+    "sqsjobs._memory",
+    "sqsjobs.aws.flows.put",
+    "sqsjobs.aws.flows.lookup",
+    "sqsjobs.aws.flows.listing",
+    "sqsjobs.aws.flows.reconcile",
+    "sqsjobs.aws.flows.redrive",
+    "sqsjobs.aws.flows.stats",
+    "sqsjobs.aws.store.provision",
+)
+# Dataclasses the public API defines as such (SPEC); a frozen dataclass execs six methods
+# when its module loads, so internal records on this path are NamedTuples.
+PUBLIC_DATACLASSES = {"sqsjobs._backoff.Backoff", "sqsjobs._handlers.JobContext"}
+
+
+def test_importing_the_handler_module_builds_only_what_running_a_job_needs() -> None:
+    code = (
+        "import dataclasses, json, sys, sqsjobs.aws.lambda_\n"
+        "mods = {n: m for n, m in sys.modules.items() if n.startswith('sqsjobs')}\n"
+        "classes = {f'{n}.{k}' for n, m in mods.items() for k, v in vars(m).items()\n"
+        "           if isinstance(v, type) and v.__module__ == n and dataclasses.is_dataclass(v)}\n"
+        "print(json.dumps({'modules': sorted(mods), 'dataclasses': sorted(classes)}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(out.stdout)
+    assert "sqsjobs.aws.flows.settle" in loaded["modules"]  # the probe sees the run path
+    assert [name for name in NOT_FOR_RUNNING_JOBS if name in loaded["modules"]] == []
+    assert set(loaded["dataclasses"]) == PUBLIC_DATACLASSES
 
 
 async def test_making_a_handler_leaves_the_store_a_worker_uses_as_it_was(

@@ -25,8 +25,8 @@ from .._enqueue import prepare
 from .._errors import JobConfigError, JobIdempotencyConflictError, describe_error
 from .._handlers import JobRegistry
 from .._log import Event, default_logger, log_event
-from .._models import EnqueueRequest
 from .._queue import SyncJobQueue
+from .._requests import EnqueueRequest
 from .._validation import Span, seconds
 
 if TYPE_CHECKING:

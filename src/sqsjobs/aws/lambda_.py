@@ -33,8 +33,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._backoff import Backoff
 from .._handlers import JobRegistry
@@ -55,8 +54,7 @@ SAFETY_MARGIN = Span(maximum=900.0, why="Lambda's longest timeout")
 FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
 
 
-@dataclass(frozen=True)
-class EventRecord:
+class EventRecord(NamedTuple):
     """One SQS record of a Lambda event, as the store sees a received message."""
 
     queue: str

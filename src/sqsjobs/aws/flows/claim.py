@@ -22,8 +22,8 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 from ..._errors import MAX_ERROR_CHARS, describe_error
 from ..._lifecycle import DEAD as DEAD_STATUS
@@ -57,8 +57,7 @@ class Refusal(Enum):
     LEAVE = "leave"
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     """A claimed job as it was claimed, and the message that delivered it."""
 
     job: Job
@@ -70,15 +69,17 @@ class Delivery:
         return (self.job.id, self.job.lease_token)
 
 
-@dataclass
 class Claimed:
     """What one claim round did: jobs leased to the caller, and what the store must log."""
 
-    deliveries: list[Delivery] = field(default_factory=list)
-    dead: list[Job] = field(default_factory=list)
-    malformed: list[tuple[Message, str]] = field(default_factory=list)
-    unknown: list[tuple[Message, str]] = field(default_factory=list)  # job id without record
-    errors: list[AwsError] = field(default_factory=list)
+    __slots__ = ("dead", "deliveries", "errors", "malformed", "unknown")
+
+    def __init__(self) -> None:
+        self.deliveries: list[Delivery] = []
+        self.dead: list[Job] = []
+        self.malformed: list[tuple[Message, str]] = []
+        self.unknown: list[tuple[Message, str]] = []  # job id without record
+        self.errors: list[AwsError] = []
 
 
 def why_refused(stored: Stored | None, queue: str, now: float, skew: float) -> Refusal:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._cursor import decode_cursor, encode_cursor
-from ..._models import Job, JobFilter, JobPage, JobStatus
+from ..._models import Job, JobStatus
+from ..._requests import JobFilter, JobPage
 from ..._validation import page_limit
 from ..wire import dynamo
 from ..wire.conditions import UNEXPIRED

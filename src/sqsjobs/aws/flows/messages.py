@@ -9,19 +9,19 @@ duplicates are harmless because every claim is a conditional write.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..wire import sqs
 from ..wire.protocol import AwsError, Flow
 from ..wire.sqs import Hide, Message, QueueInfo, Resend
 
 
-@dataclass
 class MessagePlan:
-    deletes: list[str] = field(default_factory=list)  # receipt handles
-    hides: list[tuple[str, int]] = field(default_factory=list)  # handle, seconds
-    resends: list[tuple[Message, int]] = field(default_factory=list)  # message, delay
-    dead_letters: list[Message] = field(default_factory=list)
+    __slots__ = ("dead_letters", "deletes", "hides", "resends")
+
+    def __init__(self, *, dead_letters: list[Message] | None = None) -> None:
+        self.deletes: list[str] = []  # receipt handles
+        self.hides: list[tuple[str, int]] = []  # handle, seconds
+        self.resends: list[tuple[Message, int]] = []  # message, delay
+        self.dead_letters: list[Message] = dead_letters or []
 
     def return_at(self, message: Message, plan: Hide | Resend) -> None:
         if isinstance(plan, Hide):

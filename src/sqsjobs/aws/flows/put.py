@@ -17,10 +17,10 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 from ..._errors import JobBatchError, JobIdempotencyConflictError
-from ..._models import EnqueueResult, Job
+from ..._models import Job
+from ..._requests import EnqueueResult
 from ..wire import dynamo, sqs
 from ..wire.items import Attributes, Stored, item_from_job, keyed_id, stored_from_item, text
 from ..wire.layout import Layout
@@ -143,7 +143,6 @@ def put_many(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list
     return results
 
 
-@dataclass
 class _Written:
     """What one group's writes did, in request order.
 
@@ -153,9 +152,12 @@ class _Written:
     sends their messages but does not report them, as it reports nothing past a failure.
     """
 
-    results: list[EnqueueResult] = field(default_factory=list)
-    beyond: list[EnqueueResult] = field(default_factory=list)
-    error: JobIdempotencyConflictError | AwsError | None = None
+    __slots__ = ("beyond", "error", "results")
+
+    def __init__(self) -> None:
+        self.results: list[EnqueueResult] = []
+        self.beyond: list[EnqueueResult] = []
+        self.error: JobIdempotencyConflictError | AwsError | None = None
 
 
 def _write_group(layout: Layout, group: Sequence[PutEntry], now: float) -> Flow[_Written]:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._validation import Span, check_queue_name, seconds
 from ..transports.endpoint import Endpoint
@@ -30,8 +29,7 @@ WAIT_TIME = Span(maximum=20.0, why="SQS's longest poll")
 CLOCK_SKEW = Span(maximum=300.0, why="clocks further apart need fixing, not a margin")
 
 
-@dataclass(frozen=True)
-class StoreSettings:
+class StoreSettings(NamedTuple):
     endpoint: Endpoint
     layout: Layout
     wait_time: float

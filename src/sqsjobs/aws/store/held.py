@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from dataclasses import dataclass, field
 
 from ..wire.sqs import MAX_BATCH, Message
 
@@ -23,10 +22,12 @@ HOLD = 1.0
 COOL_DOWN = 10.0
 
 
-@dataclass
 class _Queue:
-    messages: deque[tuple[float, Message]] = field(default_factory=deque)
-    quiet_until: float = 0.0
+    __slots__ = ("messages", "quiet_until")
+
+    def __init__(self) -> None:
+        self.messages: deque[tuple[float, Message]] = deque()
+        self.quiet_until = 0.0
 
 
 class HeldMessages:

@@ -1,10 +1,10 @@
 """Every store call as one flow over a ``StoreState``, for either face to drive.
 
 The async face drives these on aioboto3, the blocking face (``sync``) on boto3: each
-call is written once. The operator calls (reconcile, retry, dead letters, redrive,
-stats) and ``list`` import their flows on first use, so a worker or a Lambda function
-that never calls them does not pay for loading them at its cold start
-(``bench/lambda_import.py``). The operator calls describe the queues they read first:
+call is written once. Every call imports its flows on first use: a Lambda function that
+only runs jobs claims and settles them (``claims``, ``flows.settle``) and never loads
+the producer's writes, the lookups or the operator calls, nor pays for them at its cold
+start (``bench/lambda_import.py``). The operator calls describe the queues they read first:
 that is how a store learns the DLQs it was not given.
 """
 
@@ -13,31 +13,40 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..._models import EnqueueResult, Job, JobFilter, JobPage
-from ..flows import lookup, put
+from ..._models import Job
 from ..wire.protocol import Flow
 from .state import StoreState
 
 if TYPE_CHECKING:
+    from ..._requests import EnqueueResult, JobFilter, JobPage
     from ..flows.dead_letters import DeadLetter
+    from ..flows.put import PutEntry
     from ..flows.reconcile import ReconcileReport
     from ..flows.redrive import Progress, RedriveReport
     from ..flows.stats import QueueStats
 
 
 def put_job(state: StoreState, job: Job, fingerprint: str | None) -> Flow[EnqueueResult]:
+    from ..flows import put
+
     return put.put(state.layout, job, fingerprint, state.clock())
 
 
-def put_jobs(state: StoreState, entries: Sequence[put.PutEntry]) -> Flow[list[EnqueueResult]]:
+def put_jobs(state: StoreState, entries: Sequence[PutEntry]) -> Flow[list[EnqueueResult]]:
+    from ..flows import put
+
     return put.put_many(state.layout, entries, state.clock())
 
 
 def get_job(state: StoreState, job_id: str, now: float) -> Flow[Job | None]:
+    from ..flows import lookup
+
     return lookup.get(state.layout, job_id, now)
 
 
 def cancel_job(state: StoreState, job_id: str, now: float) -> Flow[bool]:
+    from ..flows import lookup
+
     return lookup.cancel(state.layout, job_id, now)
 
 

@@ -18,11 +18,10 @@ import copy
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
-from ..._models import EnqueueResult, Job, JobFilter, JobPage
+from ..._models import Job
 from ..._validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
@@ -37,6 +36,7 @@ from .config import StoreSettings
 from .state import StoreState
 
 if TYPE_CHECKING:
+    from ..._requests import EnqueueResult, JobFilter, JobPage
     from ..flows.dead_letters import DeadLetter
     from ..flows.reconcile import ReconcileReport
     from ..flows.redrive import Progress, RedriveReport
@@ -51,8 +51,7 @@ T = TypeVar("T")
 DEFAULT_DEAD_RETENTION = 14 * 86_400.0
 
 
-@dataclass(frozen=True)
-class Mode:
+class Mode(NamedTuple):
     threaded: bool = False  # drive boto3 from threads, never load aioboto3 (Lambda)
     delete_on_complete: bool = True  # Lambda deletes the messages it is not told of
 
@@ -327,8 +326,7 @@ class SqsJobStore:
         return await self._run(operations.list_jobs(self._state, filter, limit, cursor, now))
 
 
-@dataclass(frozen=True)
-class LambdaMode:
+class LambdaMode(NamedTuple):
     """A store for the Lambda handler, and its claiming and background work."""
 
     store: SqsJobStore  # threaded (boto3 only); leaves completed jobs' deletes to Lambda

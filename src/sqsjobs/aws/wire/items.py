@@ -22,9 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._lifecycle import is_expired
 from ..._models import Job, JobStatus
@@ -90,8 +89,7 @@ def same_value(stored: Any, written: Any) -> bool:
     return bool(stored == written)
 
 
-@dataclass(frozen=True)
-class Stored:
+class Stored(NamedTuple):
     """A record as read from the table: the job plus what only the store needs.
 
     The instants are the stored numbers themselves. ``Job`` carries datetimes, which

@@ -8,18 +8,21 @@ lifetime), unless ``SqsJobStore.create`` already knew them because it made the q
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import NamedTuple
 
 from ..._errors import JobConfigError
 from .sqs import QueueInfo
 
+NONE: Mapping[str, str] = MappingProxyType({})
+NOTHING_DESCRIBED: Mapping[str, QueueInfo] = MappingProxyType({})
 
-@dataclass(frozen=True)
-class Layout:
+
+class Layout(NamedTuple):
     table: str
     queue_urls: Mapping[str, str]
-    dead_letter_urls: Mapping[str, str] = field(default_factory=dict)
-    described: Mapping[str, QueueInfo] = field(default_factory=dict)
+    dead_letter_urls: Mapping[str, str] = NONE
+    described: Mapping[str, QueueInfo] = NOTHING_DESCRIBED
     retention: float = 86_400.0
     dead_retention: float = 1_209_600.0
     clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
@@ -43,7 +46,7 @@ class Layout:
         return QueueInfo(self.url(queue), self.dead_letter_urls.get(queue), None)
 
     def with_info(self, queue: str, info: QueueInfo) -> Layout:
-        return replace(self, described={**self.described, queue: info})
+        return self._replace(described={**self.described, queue: info})
 
     def known_dead_letter_urls(self) -> dict[str, str]:
         """Each queue's DLQ as far as known: given, or learned from its redrive policy."""

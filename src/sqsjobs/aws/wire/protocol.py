@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 T = TypeVar("T")
 MAX_PARALLEL = 10  # threads the blocking driver uses for one Parallel step
@@ -33,8 +32,7 @@ Service = Literal["dynamodb", "sqs", "cloudformation"]
 Reply = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """One AWS request: ``getattr(client_for(service), operation)(**params)``."""
 
     service: Service
@@ -42,8 +40,7 @@ class Call:
     params: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class Parallel:
+class Parallel(NamedTuple):
     """Independent calls a driver may send concurrently; replies come back in order."""
 
     calls: tuple[Call, ...]

@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..._validation import QUEUE_NAME
 from .protocol import Call
@@ -59,8 +58,7 @@ class MalformedMessage(ValueError):
     """A message that is not a job delivery token; ``reason`` says what is wrong with it."""
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     """A received message: what claim, settle and re-send need to know about it."""
 
     message_id: str
@@ -70,8 +68,7 @@ class Message:
     sent_at: float  # epoch seconds of the first send (SQS keeps it across receives)
 
 
-@dataclass(frozen=True)
-class QueueInfo:
+class QueueInfo(NamedTuple):
     """What the store knows about one job queue; ``None`` means the queue has no such limit."""
 
     url: str
@@ -80,13 +77,11 @@ class QueueInfo:
     retention: float = 345_600.0  # SQS default: 4 days
 
 
-@dataclass(frozen=True)
-class Hide:
+class Hide(NamedTuple):
     seconds: int
 
 
-@dataclass(frozen=True)
-class Resend:
+class Resend(NamedTuple):
     delay: int
 
 
@@ -100,8 +95,7 @@ def body(job_id: str, queue: str) -> str:
     return json.dumps({"v": BODY_VERSION, "id": job_id, "queue": queue}, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
-class MessageBody:
+class MessageBody(NamedTuple):
     """What a message body says: the job it delivers (checked against its queue)."""
 
     job_id: str
