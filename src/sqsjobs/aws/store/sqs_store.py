@@ -62,7 +62,9 @@ class SqsJobStore:
 
     See ``docs/aws-store.md`` for the table layout, the message schema and the request
     budget. ``create`` makes the resources for development and tests; production deploys
-    ``infra/`` and uses ``from_stack`` or ``from_env``.
+    ``infra/`` and uses ``from_stack`` or ``from_env``. ``connect_timeout`` and
+    ``max_attempts`` shorten botocore's patient defaults (60 s, five attempts) for callers
+    that must report an unreachable endpoint quickly, such as an operator's command.
     """
 
     max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
@@ -81,6 +83,8 @@ class SqsJobStore:
         resend_after: float = 60.0,
         clock_skew: float = 2.0,
         clock: Callable[[], float] = time.time,
+        connect_timeout: float | None = None,
+        max_attempts: int | None = None,
     ) -> None:
         settings = StoreSettings.build(
             table_name=table_name,
@@ -93,6 +97,8 @@ class SqsJobStore:
             wait_time=wait_time,
             resend_after=resend_after,
             clock_skew=clock_skew,
+            connect_timeout=connect_timeout,
+            max_attempts=max_attempts,
         )
         self._open(StoreState(settings, clock), Mode())
 
@@ -118,7 +124,7 @@ class SqsJobStore:
         """From the outputs of a stack deployed from ``infra/`` (see docs/aws-store.md)."""
         from .config import Endpoint, stack_arguments
 
-        transport = BotoTransport(Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name")))
+        transport = BotoTransport(Endpoint.of(kwargs))
         try:
             found = stack_arguments(stack_name, transport)
         finally:
@@ -138,7 +144,7 @@ class SqsJobStore:
         from .config import Endpoint
         from .provision import provision
 
-        transport = BotoTransport(Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name")))
+        transport = BotoTransport(Endpoint.of(kwargs))
         try:
             made = provision(transport, prefix, queues, max_receive_count)
         finally:
