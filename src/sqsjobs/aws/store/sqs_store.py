@@ -277,9 +277,11 @@ class SqsJobStore:
         """
         return await self._run(operations.retry(self._state, job_id, now))
 
-    async def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
+    async def dead_letters(
+        self, queue: str | None = None, *, limit: int = 100, name: str | None = None
+    ) -> list[DeadLetter]:
         """Up to ``limit`` messages of the DLQs, with their jobs; see ``flows.dead_letters``."""
-        return await self._run(operations.dead_letters(self._state, queue, limit))
+        return await self._run(operations.dead_letters(self._state, queue, limit, name))
 
     async def redrive(
         self,
@@ -287,9 +289,10 @@ class SqsJobStore:
         *,
         limit: int | None = None,
         on_progress: Progress | None = None,
+        name: str | None = None,
     ) -> RedriveReport:
         """Send the jobs in the DLQs back to their queues; see ``flows.redrive``."""
-        return await self._run(operations.redrive(self._state, queue, limit, on_progress))
+        return await self._run(operations.redrive(self._state, queue, limit, on_progress, name))
 
     async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Per queue: jobs by status and SQS depths; see ``flows.stats``."""
