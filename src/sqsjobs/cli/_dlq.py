@@ -26,7 +26,7 @@ from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
 from ._options import json_option, limit_option
-from ._render import dead_letter_record, dead_letter_table, write_json_list
+from ._render import dead_letter_record, dead_letter_table, output_console, write_json_list
 
 if TYPE_CHECKING:
     from ..aws import RedriveReport
@@ -58,7 +58,7 @@ def list_dead_letters(
     if as_json:
         write_json_list((dead_letter_record(letter) for letter in letters), sys.stdout)
         return
-    console = Console(highlight=False)
+    console = output_console()
     where = f"queue {queue}" if queue else "every queue"
     named = f" named {name}" if name else ""
     console.print(dead_letter_table(f"Dead letters{named} of {where} ({len(letters)})", letters))

@@ -19,7 +19,7 @@ from .._text import escape_controls
 from ..infra import TEMPLATES, StackEvent, deploy_stack, template_parameters, template_text
 from ._config import AwsConfig, aws_options
 from ._errors import usage_error
-from ._render import literal, mapping_table
+from ._render import literal, mapping_table, output_console
 
 EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
 
@@ -98,7 +98,7 @@ def deploy(
     sent, so a typo is refused (exit 2, naming the valid keys) instead of half-deploying.
     """
     check_parameters(template_name, parameters)
-    console = Console(highlight=False)
+    console = output_console()
     outputs = deploy_with_progress(
         console,
         stack,

@@ -11,13 +11,12 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.console import Console
 
 from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
 from ._options import json_option, queues_option
-from ._render import stats_record, stats_table, write_json_list
+from ._render import output_console, stats_record, stats_table, write_json_list
 
 
 @click.command()
@@ -34,4 +33,4 @@ def stats(queues: tuple[str, ...], as_json: bool, store: StoreConfig) -> None:
     if as_json:
         write_json_list((stats_record(queue) for queue in found), sys.stdout)
     else:
-        Console(highlight=False).print(stats_table(found))
+        output_console().print(stats_table(found))
