@@ -9,16 +9,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
 from sqsjobs.cli import _infra
-from sqsjobs.infra import TEMPLATES, StackEvent, template_text
+from sqsjobs.infra import TEMPLATES, StackEvent, template_parameters, template_text
 from tests.aws.emulator import unique_prefix
 
 from .conftest import PLAIN, Env, invoke
+from .process import EMULATOR_AWS, clean_env, closed_port, run
 
 pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
 
@@ -120,3 +122,44 @@ def test_deploy_tags_the_stack(env: Env, aws_endpoint: str) -> None:
     assert {t["Key"]: t["Value"] for t in described["Tags"]} == {"team": "payments", "env": "prod"}
     bad = invoke(env, "infra", "deploy", "--stack", stack, "--tag", "no-equals-sign")
     assert bad.exit_code == 2 and "expected KEY=VALUE" in bad.stderr
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_the_template_parameters_are_the_ones_cloudformation_reads(
+    name: str, aws_endpoint: str
+) -> None:
+    client = boto3.client("cloudformation", endpoint_url=aws_endpoint)
+    try:
+        summary = client.get_template_summary(TemplateBody=template_text(name))
+    finally:
+        client.close()
+    declared = {p["ParameterKey"] for p in summary["Parameters"]}
+    assert set(template_parameters(name)) == declared
+    assert len(template_parameters(name)) == len(declared) > 5
+
+
+def test_an_unknown_parameter_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
+    """The endpoint is a closed port: a command that sent anything would fail with exit 1."""
+    env = clean_env(tmp_path, AWS_ENDPOINT_URL=f"http://127.0.0.1:{closed_port()}", **EMULATOR_AWS)
+    args = ["infra", "deploy", "--stack", "jobs-prod", "-p", "QueueName=emails"]
+    result = run(env, *args, "-p", "QueueNme=emails", "-p", "Retention=9")
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith(
+        "Error: Unknown parameter 'QueueNme', 'Retention' for template sqsjobs: valid parameters "
+        "are DeletionProtectionEnabled, QueueName, MaxReceiveCount, "
+    )
+    assert last.endswith("ReconcileSchedule")
+    queue = run(env, "infra", "deploy", "--stack", "q", "--template", "sqsjobs-queue", "-p", "X=1")
+    assert queue.returncode == 2
+    assert "for template sqsjobs-queue: valid parameters are TableName, QueueName," in queue.stderr
+
+
+def test_a_parameter_without_an_equals_sign_is_refused(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, AWS_ENDPOINT_URL=f"http://127.0.0.1:{closed_port()}", **EMULATOR_AWS)
+    result = run(env, "infra", "deploy", "--stack", "jobs-prod", "-p", "QueueName")
+    assert result.returncode == 2
+    assert "Invalid value for '--parameter' / '-p': expected KEY=VALUE, got 'QueueName'" in (
+        result.stderr
+    )

@@ -143,8 +143,8 @@ def test_an_unreachable_endpoint_s_credentials_stay_out_of_the_error_line() -> N
     result = invoke(env, "jobs", "show", "0123456789abcdef", "--endpoint-url", endpoint)
     assert result.exit_code == 1, result.output
     assert result.stderr == (
-        "error: EndpointConnectionError: Could not connect to the endpoint URL: "
-        f'"http://***@127.0.0.1:{port}/"\n'
+        f"error: Could not connect to http://***@127.0.0.1:{port}/: check --endpoint-url "
+        "(or AWS_ENDPOINT_URL) and --region, and that the endpoint is up\n"
     )
     for secret in ("AKIAEXAMPLE", "s3cr", "Wört", "FQoGZX"):
         assert secret not in result.output

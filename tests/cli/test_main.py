@@ -206,9 +206,10 @@ def test_error_lines_and_tracebacks_never_show_url_credentials(
     result = invoke(*(["--debug"] if debug else []), "demo", "--memory")
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1] == (
-        "error: EndpointConnectionError: Could not connect to the endpoint URL: "
-        '"https://***@sqs.eu-west-1.amazonaws.com/000000000000/jobs?X-Amz-Credential=***'
-        '&X-Amz-Security-Token=***&X-Amz-Signature=***&Action=ReceiveMessage \\x1b[2Jforged"'
+        "error: Could not connect to "
+        "https://***@sqs.eu-west-1.amazonaws.com/000000000000/jobs?X-Amz-Credential=***"
+        "&X-Amz-Security-Token=***&X-Amz-Signature=***&Action=ReceiveMessage \\x1b[2Jforged: "
+        "check --endpoint-url (or AWS_ENDPOINT_URL) and --region, and that the endpoint is up"
     )
     assert ("Traceback (most recent call last)" in result.stderr) is debug
     for secret in ("AKIAEXAMPLE", "wJalr", "FQoGZXIv", "9f2c07ab", "\x1b"):

@@ -21,10 +21,11 @@ from typing import Any
 
 import click
 
+from ._config import TARGET
 from ._demo import demo
 from ._dlq import dlq
 from ._enqueue import enqueue
-from ._errors import CommandFailed, one_line, redacted_traceback
+from ._errors import CommandFailed, explained, one_line, redacted_traceback
 from ._infra import infra
 from ._jobs import jobs
 from ._local import emulator
@@ -56,7 +57,8 @@ class SqsJobsGroup(click.Group):
             root = ctx.find_root().obj
             if isinstance(root, CliState) and root.debug:
                 sys.stderr.write(redacted_traceback())
-            raise CommandFailed(one_line(error)) from error
+            message = explained(error, ctx.meta.get(TARGET, {})) or one_line(error)
+            raise CommandFailed(message) from error
 
 
 @click.group(cls=SqsJobsGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -5,8 +5,14 @@ A store comes from a deployed stack (``--stack``, or ``SQSJOBS_STACK``) through
 ``SQSJOBS_QUEUES="default=URL,..."``) through ``SqsJobStore.from_env``: the same
 variables a Lambda function or an ECS task gets, so an operator's shell and a worker
 read one configuration. Credentials, region and endpoint follow boto3's chain
-(``AWS_PROFILE``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``...); ``--endpoint-url`` and
-``--region`` override it, e.g. to reach a local emulator.
+(``AWS_PROFILE``, ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``...); ``--endpoint-url`` and
+``--region`` override it, e.g. to reach a local emulator. ``--region`` also reads
+``AWS_REGION``, as the AWS CLI does (botocore itself reads only ``AWS_DEFAULT_REGION``).
+
+Operator commands are impatient: ``OPERATOR_CLIENT`` (a 2-second connect timeout, two
+attempts per call) reports an unreachable endpoint within seconds instead of retrying
+for a minute. Only the worker opens its store ``patient``, with botocore's defaults, so
+a network blip does not stop it.
 
 Every command that needs a store takes ``@store_options`` and receives one
 ``StoreConfig``; none of them reads the environment itself.
@@ -33,6 +39,9 @@ STACK_ENV = "SQSJOBS_STACK"
 TABLE_ENV = "SQSJOBS_TABLE"
 QUEUES_ENV = "SQSJOBS_QUEUES"
 DEFAULT_QUEUE = "default"
+REGION_ENV = "AWS_REGION"
+OPERATOR_CLIENT = {"connect_timeout": 2.0, "max_attempts": 2}
+TARGET = "sqsjobs.target"  # click context meta: what the command reached for, for errors
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,10 @@ class AwsConfig:
         given = {"endpoint_url": self.endpoint_url, "region_name": self.region_name}
         return {key: value for key, value in given.items() if value}
 
+    def operator_arguments(self) -> dict[str, Any]:
+        """``arguments`` with the impatient client policy of an operator's command."""
+        return {**self.arguments(), **OPERATOR_CLIENT}
+
 
 @dataclass(frozen=True)
 class StoreConfig:
@@ -55,8 +68,9 @@ class StoreConfig:
     stack: str | None = None
     aws: AwsConfig = AwsConfig()
 
-    def open(self, **kwargs: Any) -> SqsJobStore:
-        """The store (``kwargs`` go to its constructor, e.g. ``wait_time``).
+    def open(self, *, patient: bool = False, **kwargs: Any) -> SqsJobStore:
+        """The store (``kwargs`` go to its constructor, e.g. ``wait_time``); ``patient``
+        keeps botocore's timeouts and retries (a worker), else ``OPERATOR_CLIENT``.
 
         Raises:
             click.UsageError: neither a stack nor the environment names the jobs, or what
@@ -64,18 +78,33 @@ class StoreConfig:
         """
         from ..aws import SqsJobStore
 
-        arguments = {**self.aws.arguments(), **kwargs}
+        policy = self.aws.arguments() if patient else self.aws.operator_arguments()
+        arguments = {**policy, **kwargs}
+        target = remember(stack=self.stack, endpoint_url=self.aws.endpoint_url)
         try:
             if self.stack:
-                return SqsJobStore.from_stack(self.stack, **arguments)
-            if not (os.environ.get(TABLE_ENV) and os.environ.get(QUEUES_ENV)):
+                store = SqsJobStore.from_stack(self.stack, **arguments)
+            elif os.environ.get(TABLE_ENV) and os.environ.get(QUEUES_ENV):
+                store = SqsJobStore.from_env(**arguments)
+            else:
                 raise usage_error(
                     f"No job store configured: pass --stack NAME (or set {STACK_ENV}), "
                     f"or set {TABLE_ENV} and {QUEUES_ENV}='default=URL,...'"
                 )
-            return SqsJobStore.from_env(**arguments)
         except ValueError as error:
             raise usage_error(str(error)) from error
+        target["table"] = store.table_name
+        target["queues"] = ", ".join(f"{q}={url}" for q, url in store.queue_urls.items())
+        return store
+
+
+def remember(**facts: str | None) -> dict[str, str]:
+    """Note what this command is about to reach (in its click context), so that a failure
+    can name it: the stack, the table, the endpoint (see ``_errors.explained``)."""
+    ctx = click.get_current_context(silent=True)
+    target: dict[str, str] = {} if ctx is None else ctx.meta.setdefault(TARGET, {})
+    target.update({key: value for key, value in facts.items() if value})
+    return target
 
 
 def default_queue(store: SqsJobStore) -> str:
@@ -92,7 +121,10 @@ def aws_options(command: F) -> F:
         return command(*args, aws=AwsConfig(endpoint_url, region), **kwargs)
 
     wrapper = click.option(
-        "--region", metavar="REGION", help="AWS region (default: from AWS_REGION or the profile)."
+        "--region",
+        envvar=REGION_ENV,
+        metavar="REGION",
+        help=f"AWS region (or {REGION_ENV}; default: AWS_DEFAULT_REGION, else the profile's).",
     )(wrapper)
     wrapper = click.option(
         "--endpoint-url",

@@ -6,6 +6,9 @@ way (SPEC §3). ``list`` removes nothing. ``redrive`` sends each job back to its
 (a dead one with its attempts reset) before it deletes the DLQ message, discards the
 messages of jobs that finished or are gone, and leaves anything that is not a job
 message where it is. A queue this store does not know is bad usage (exit 2).
+
+``--name`` narrows both to one handler's jobs: a redrive then sends back only those and
+leaves every other message in the DLQ, visible again as soon as it is done.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
 from ._options import json_option, limit_option
-from ._render import dead_letter_record, dead_letter_table, write_json_list
+from ._render import dead_letter_record, dead_letter_table, output_console, write_json_list
 
 if TYPE_CHECKING:
     from ..aws import RedriveReport
 
 QUEUE_HELP = "Only this queue's dead-letter queue (default: every queue's)."
+NAME_HELP = "Only messages of this handler's jobs (e.g. report.build)."
 
 
 @click.group()
@@ -38,46 +42,58 @@ def dlq() -> None:
 
 @dlq.command(name="list")
 @click.option("--queue", "-q", help=QUEUE_HELP)
+@click.option("--name", metavar="NAME", help=NAME_HELP)
 @limit_option("At most this many messages.", default=100, maximum=1000)
 @json_option("a list with one object per message, its job whole (or null)")
 @store_options
-def list_dead_letters(queue: str | None, limit: int, as_json: bool, store: StoreConfig) -> None:
+def list_dead_letters(
+    queue: str | None, name: str | None, limit: int, as_json: bool, store: StoreConfig
+) -> None:
     """List the messages in the dead-letter queues with their jobs; nothing is removed."""
     with store.open() as opened:
         try:
-            letters = opened.sync.dead_letters(queue, limit=limit)
+            letters = opened.sync.dead_letters(queue, limit=limit, name=name)
         except JobConfigError as error:
             raise usage_error(error) from error
     if as_json:
         write_json_list((dead_letter_record(letter) for letter in letters), sys.stdout)
         return
-    console = Console(highlight=False)
+    console = output_console()
     where = f"queue {queue}" if queue else "every queue"
-    console.print(dead_letter_table(f"Dead letters of {where} ({len(letters)})", letters))
+    named = f" named {name}" if name else ""
+    console.print(dead_letter_table(f"Dead letters{named} of {where} ({len(letters)})", letters))
     if len(letters) == limit:
         console.print(f"Showing the first {limit}; raise --limit (up to 1000) for more.")
 
 
 @dlq.command()
 @click.option("--queue", "-q", help=QUEUE_HELP)
+@click.option(
+    "--name",
+    metavar="NAME",
+    help="Only this handler's jobs; every other message stays in the dead-letter queue.",
+)
 @limit_option("At most this many messages  [default: all]", default=None)
 @store_options
-def redrive(queue: str | None, limit: int | None, store: StoreConfig) -> None:
+def redrive(queue: str | None, name: str | None, limit: int | None, store: StoreConfig) -> None:
     """Send the jobs in the dead-letter queues back to their queues, attempts reset."""
     with store.open() as opened, progress(Console(stderr=True), limit) as on_progress:
         try:
-            report = opened.sync.redrive(queue, limit=limit, on_progress=on_progress)
+            report = opened.sync.redrive(queue, limit=limit, on_progress=on_progress, name=name)
         except JobConfigError as error:
             raise usage_error(error) from error
-    click.echo(summary(report))
+    click.echo(summary(report, name))
 
 
-def summary(report: RedriveReport) -> str:
-    return (
+def summary(report: RedriveReport, name: str | None = None) -> str:
+    line = (
         f"Redriven {report.redriven} job(s) to their queues; discarded {report.discarded} "
         f"message(s) of finished or missing jobs; skipped {report.skipped} message(s), "
         "left in the dead-letter queue"
     )
+    if name is not None:
+        line += f"; passed over {report.passed_over} message(s) not of {name}, left there too"
+    return line
 
 
 @contextmanager

@@ -16,9 +16,10 @@ from rich.console import Console
 from rich.text import Text
 
 from .._text import escape_controls
-from ..infra import TEMPLATES, StackEvent, deploy_stack, template_text
+from ..infra import TEMPLATES, StackEvent, deploy_stack, template_parameters, template_text
 from ._config import AwsConfig, aws_options
-from ._render import literal, mapping_table
+from ._errors import usage_error
+from ._render import literal, mapping_table, output_console
 
 EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
 
@@ -91,17 +92,33 @@ def deploy(
     tags: dict[str, str],
     aws: AwsConfig,
 ) -> None:
-    """Create or update a stack, show its progress, and print its outputs."""
-    console = Console(highlight=False)
+    """Create or update a stack, show its progress, and print its outputs.
+
+    Every ``-p`` key is checked against the template's parameters before anything is
+    sent, so a typo is refused (exit 2, naming the valid keys) instead of half-deploying.
+    """
+    check_parameters(template_name, parameters)
+    console = output_console()
     outputs = deploy_with_progress(
         console,
         stack,
         template=template_name,
         parameters=parameters,
         tags=tags,
-        **aws.arguments(),
+        **aws.operator_arguments(),
     )
     console.print(mapping_table(f"Outputs of stack {stack}", "output", "value", outputs))
+
+
+def check_parameters(template_name: str, parameters: dict[str, str]) -> None:
+    """Refuse keys the template does not declare: bad usage, with the keys it does."""
+    declared = template_parameters(template_name)
+    unknown = [key for key in parameters if key not in declared]
+    if unknown:
+        raise usage_error(
+            f"Unknown parameter {', '.join(map(repr, unknown))} for template "
+            f"{template_name}: valid parameters are {', '.join(declared)}"
+        )
 
 
 def deploy_with_progress(console: Console, stack: str, **kwargs: Any) -> dict[str, str]:

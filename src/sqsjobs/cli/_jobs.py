@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 
 from .. import JobConfigError, JobPage, JobStatus, SyncJobQueue
 from .._lifecycle import CANCELLABLE
@@ -24,7 +24,14 @@ from ._config import StoreConfig, store_options
 from ._errors import CommandFailed, usage_error
 from ._ids import missing, resolve
 from ._options import json_option, limit_option
-from ._render import job_detail, job_record, job_table, write_json, write_json_list
+from ._render import (
+    job_detail,
+    job_record,
+    job_table,
+    output_console,
+    write_json,
+    write_json_list,
+)
 from ._watch import watch, watch_option
 
 if TYPE_CHECKING:
@@ -153,7 +160,7 @@ def list_jobs(
 
 def print_tables(listing: Listing, pages: Iterator[JobPage], *, every: bool) -> None:
     """A table per page, printed as it arrives: ``--all`` over many jobs starts at once."""
-    console = Console(highlight=False)
+    console = output_console()
     shown, more = 0, False
     for page in pages:
         if shown == 0 or page.jobs:
@@ -179,7 +186,7 @@ def watch_first_page(listing: Listing, store: SqsJobStore, every: float, *, as_j
         return Group(shown, f"Showing the oldest {len(page.jobs)}; raise --limit (up to 1000).")
 
     document = (lambda: [job_record(job) for job in first().jobs]) if as_json else None
-    watch(every, view, document, Console(highlight=False))
+    watch(every, view, document, output_console())
 
 
 ID_HELP = (
@@ -203,7 +210,7 @@ def show(job_id: str, as_json: bool, store: StoreConfig) -> None:
     if as_json:
         write_json(job_record(job), sys.stdout)
     else:
-        Console(highlight=False).print(job_detail(job))
+        output_console().print(job_detail(job))
 
 
 @jobs.command(epilog=ID_HELP)

@@ -1,9 +1,14 @@
 """How jobs look on a terminal, for every command: status colours, tables, one job in full.
 
 Rendering only: functions take values and return rich renderables, so commands stay a
-few lines of "read, render". Table rows never wrap (long cells end in an ellipsis), so
-each job is one aligned line at any terminal width; ``jobs show`` is where a job's long
-fields are printed whole.
+few lines of "read, render". Tables fit the width (80 columns included) without ever
+cutting what an operator copies: ids, queue and handler names and URLs fold onto the
+next line, whole (join a cell's lines to get it back); only free text such as a job's
+last error is shortened with an ellipsis, and ``jobs show`` prints that whole.
+
+Output that is not a terminal (a pipe, a file, a CI log) is laid out for ``COLUMNS``
+columns if it is set, else 80 (``output_console``): the same at every run, whatever
+terminal started the command. Scripts should read ``--json``.
 
 Stored text is printed as it is. A job's last error, key and payload come from whoever
 enqueued or ran it, and rich reads a plain string as markup: ``[/x]`` would crash the
@@ -20,13 +25,15 @@ script reads exactly what the Python API returns.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.style import StyleType
 from rich.table import Table
 from rich.text import Text
@@ -46,6 +53,19 @@ STATUS_STYLE = {
     JobStatus.CANCELLED: "magenta",
 }
 SHORT_ID = 8
+PIPE_WIDTH = 80  # columns for output that is not a terminal, unless COLUMNS says otherwise
+
+
+def output_console() -> Console:
+    """The console for a command's stdout: the terminal's width, or ``pipe_width()``."""
+    width = None if sys.stdout.isatty() else pipe_width()
+    return Console(highlight=False, width=width)
+
+
+def pipe_width() -> int:
+    """``COLUMNS`` if it is a positive number, else ``PIPE_WIDTH``."""
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
 
 
 def short_id(job_id: str) -> str:
@@ -83,14 +103,47 @@ class LiteralTable(Table):
         super().add_row(*cells, style=style, end_section=end_section)
 
 
-def table(title: str, *columns: str, flexible: str | None = None) -> Table:
-    """The ``flexible`` column shrinks to fit and ends in an ellipsis; the others keep width."""
-    made = LiteralTable(title=literal(title, "bold"), title_justify="left")
+class FittedTable(LiteralTable):
+    """A table whose id columns take a whole id per line when the width allows, else half.
+
+    An id column has a fixed width, so rich narrows the other columns first; only at a
+    width where even those cannot fit (80 columns) does an id fold, into two equal lines.
+    """
+
+    ids: Collection[str] = ()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = ID_CHARS if options.max_width >= WIDE_TABLE else ID_CHARS // 2
+        for column in self.columns:
+            if column.header in self.ids:
+                cells = [column.header, *column.cells]
+                longest = max(console.measure(cell).maximum for cell in cells)
+                column.width = min(width, longest)
+        yield from super().__rich_console__(console, options)
+
+
+ID_CHARS = 32  # a job id
+WIDE_TABLE = 120  # columns from which a table shows ids on one line
+
+
+def table(
+    title: str, *columns: str, flexible: str | None = None, ids: Collection[str] = ()
+) -> Table:
+    """A table that fits the console's width without losing what an operator copies.
+
+    The ``flexible`` column is the first to narrow, its cells ending in an ellipsis (rich
+    narrows the widest wrapping columns first, and free text is the widest). Every other
+    column wraps when space is short, at a space if it can (a timestamp) and else
+    anywhere (a name, a URL), never losing a character; the ``ids`` fold only when the
+    width is short (``FittedTable``).
+    """
+    made = FittedTable(title=literal(title, "bold"), title_justify="left")
+    made.ids = ids
     for column in columns:
         if column == flexible:
-            made.add_column(column, ratio=1)
+            made.add_column(column, overflow="ellipsis")
         else:
-            made.add_column(column, no_wrap=True)
+            made.add_column(column, overflow="fold")
     return made
 
 
@@ -112,7 +165,7 @@ JOB_COLUMNS = ("id", "queue", "name", "status", "attempts", "run_at (UTC)", "las
 
 def job_table(title: str, jobs: Iterable[Job]) -> Table:
     """One line per job with its full id, so any row can be pasted into ``jobs show``."""
-    made = table(title, *JOB_COLUMNS, flexible="last_error")
+    made = table(title, *JOB_COLUMNS, flexible="last_error", ids=("id",))
     for job in jobs:
         made.add_row(
             job.id,
@@ -197,7 +250,7 @@ def dead_letter_table(title: str, letters: Iterable[DeadLetter]) -> Table:
     A message that is no job's delivery token shows a short message id in place of the
     job id, and the last column says why a row has no job.
     """
-    made = table(title, *DEAD_LETTER_COLUMNS, flexible="last_error")
+    made = table(title, *DEAD_LETTER_COLUMNS, flexible="last_error", ids=("job id",))
     for letter in letters:
         made.add_row(
             letter.queue,
@@ -231,12 +284,11 @@ def stats_table(found: Iterable[QueueStats]) -> Table:
 
     The SQS headers take two lines, so the table fits about 110 columns.
     """
-    made = table("Jobs and messages per queue")
-    made.add_column("queue", no_wrap=True)
+    made = table("Jobs and messages per queue", "queue", ids=("queue",))
     for status in JobStatus:
         made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")
     for column in ("SQS\nvisible", "SQS\nin flight", "SQS\ndelayed", "DLQ"):
-        made.add_column(column, justify="right", no_wrap=True)
+        made.add_column(column, justify="right")
     for queue in found:
         dead_letters = queue.dead_letter_messages
         made.add_row(

@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
 from ._options import json_option, queues_option
-from ._render import stats_record, stats_table, write_json_list
+from ._render import output_console, stats_record, stats_table, write_json_list
 from ._watch import watch, watch_option
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ def stats(
             except JobConfigError as error:
                 raise usage_error(error) from error
 
-        console = Console(highlight=False)
+        console = output_console()
         if watch_every is not None:
             document = (lambda: [stats_record(queue) for queue in take()]) if as_json else None
             watch(watch_every, lambda: stats_table(take()), document, console)

@@ -130,7 +130,7 @@ def worker(
 
 async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions) -> None:
     """Run the worker and the periodic reconciler until a signal drains the worker."""
-    store = config.open()
+    store = config.open(patient=True)
     try:
         served = list(options.queues) or list(store.queue_urls)
         worker = build_worker(store, handlers, served, options.concurrency, options.cron)

@@ -12,6 +12,13 @@ This package imports only boto3 (blocking): ``sqsjobs infra`` is a one-off comma
 
 from ._deploy import deploy_stack
 from ._stack import StackDeployError, StackEvent
-from ._templates import TEMPLATES, template_text
+from ._templates import TEMPLATES, template_parameters, template_text
 
-__all__ = ["TEMPLATES", "StackDeployError", "StackEvent", "deploy_stack", "template_text"]
+__all__ = [
+    "TEMPLATES",
+    "StackDeployError",
+    "StackEvent",
+    "deploy_stack",
+    "template_parameters",
+    "template_text",
+]

@@ -76,6 +76,8 @@ def deploy_stack(
     endpoint_url: str | None = None,
     region_name: str | None = None,
     on_event: EventCallback | None = None,
+    connect_timeout: float | None = None,
+    max_attempts: int | None = None,
 ) -> dict[str, str]:
     """Create or update stack ``stack_name`` from a shipped template; return its outputs.
 
@@ -86,7 +88,8 @@ def deploy_stack(
     changing those with the same key and keeping the others. A stack whose first
     creation rolled back is deleted and created again. Credentials, region and endpoint
     follow boto3's standard chain (``AWS_ENDPOINT_URL``, ``AWS_REGION``, profiles);
-    ``endpoint_url`` and ``region_name`` override it.
+    ``endpoint_url`` and ``region_name`` override it; ``connect_timeout`` and
+    ``max_attempts`` shorten botocore's defaults (60 s, five attempts).
 
     Raises:
         StackDeployError: CloudFormation refused the request, rolled the operation back
@@ -96,10 +99,10 @@ def deploy_stack(
     """
     body = template_text(template)
     session = boto3.session.Session(region_name=region_name)
+    retries = {"mode": "standard", "max_attempts": max_attempts or 5}
+    timeouts = {} if connect_timeout is None else {"connect_timeout": connect_timeout}
     client = session.client(
-        "cloudformation",
-        endpoint_url=endpoint_url,
-        config=Config(retries={"mode": "standard", "max_attempts": 5}),
+        "cloudformation", endpoint_url=endpoint_url, config=Config(retries=retries, **timeouts)
     )
     try:
         deployment = Deployment(client, stack_name, on_event)

@@ -6,6 +6,7 @@ installed wheel carries them: ``sqsjobs infra deploy`` needs no checkout of the 
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 TEMPLATES = ("sqsjobs", "sqsjobs-queue")
@@ -21,3 +22,26 @@ def template_text(name: str = "sqsjobs") -> str:
         known = ", ".join(TEMPLATES)
         raise ValueError(f"Unknown template {name!r}: must be one of {known}")
     return resources.files(__package__).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
+
+
+def template_parameters(name: str = "sqsjobs") -> tuple[str, ...]:
+    """The parameter names template ``name`` declares, in its order.
+
+    Read from the YAML's text (the top-level ``Parameters:`` block, one two-space
+    indented key per parameter), so a deploy can refuse an unknown key before anything
+    is sent, without a YAML parser that would have to know CloudFormation's ``!Ref`` tags.
+
+    Raises:
+        ValueError: ``name`` is not one of ``TEMPLATES``.
+    """
+    names: list[str] = []
+    inside = False
+    for line in template_text(name).splitlines():
+        if line and not line[0].isspace():
+            inside = line.rstrip() == "Parameters:"
+        elif inside and (found := _PARAMETER.match(line)):
+            names.append(found[1])
+    return tuple(names)
+
+
+_PARAMETER = re.compile(r"^  ([A-Za-z0-9]+):\s*$")

@@ -20,18 +20,22 @@ redrive all call it. ``peek`` looks at a DLQ and leaves it as it was::
 
 Every receive counts in the message's ``ApproximateReceiveCount``; a DLQ has no redrive
 policy of its own, so peeking never moves anything.
+
+``name`` narrows a listing (and a redrive) to one handler's jobs: every message is still
+received and inspected, since only the record says whose job it is, but only matching
+ones count toward ``limit``; the rest are made visible again with the others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..._lifecycle import DEAD, RUNNING, expires_at, lease_expired
 from ..._models import Job
 from ..._time import utc
-from ..._validation import page_limit
+from ..._validation import check_job_name, page_limit
 from ..wire import dynamo, sqs
 from ..wire.items import Attributes, Stored, stored_from_item
 from ..wire.layout import Layout
@@ -72,17 +76,30 @@ class DeadLetter:
 
 
 def dead_letters(
-    layout: Layout, queues: Sequence[str], now: float, limit: int
+    layout: Layout, queues: Sequence[str], now: float, limit: int, name: str | None = None
 ) -> Flow[list[DeadLetter]]:
-    """Up to ``limit`` (1..1000) DLQ messages of ``queues``, in queue order; none removed."""
+    """Up to ``limit`` (1..1000) DLQ messages of ``queues``, in queue order; none removed.
+
+    With ``name``, only messages whose job is that handler's (a live record says so).
+    """
     limit = page_limit(limit)
+    if name is not None:
+        check_job_name(name)
     letters: list[DeadLetter] = []
     for queue in queues:
         if len(letters) >= limit:
             break
-        found = yield from peek(layout, queue, now, limit - len(letters), OPERATOR_WAIT)
+        left = limit - len(letters)
+        found = yield from peek(layout, queue, now, left, OPERATOR_WAIT, named_by(name))
         letters += [_letter(queue, item) for item in found]
     return letters
+
+
+def named_by(name: str | None) -> Callable[[Inspected], bool]:
+    """Whether a DLQ message is one of handler ``name``'s jobs (every message, for None)."""
+    if name is None:
+        return lambda item: True
+    return lambda item: item.stored is not None and item.stored.job.name == name
 
 
 def _letter(queue: str, item: Inspected) -> DeadLetter:
@@ -97,8 +114,16 @@ def _letter(queue: str, item: Inspected) -> DeadLetter:
     )
 
 
-def peek(layout: Layout, queue: str, now: float, limit: int, wait: int) -> Flow[list[Inspected]]:
-    """Up to ``limit`` messages of ``queue``'s DLQ, inspected, then made visible again."""
+def peek(
+    layout: Layout,
+    queue: str,
+    now: float,
+    limit: int,
+    wait: int,
+    wanted: Callable[[Inspected], bool] | None = None,
+) -> Flow[list[Inspected]]:
+    """Up to ``limit`` ``wanted`` messages (all, if None) of ``queue``'s DLQ, inspected,
+    then made visible again (all those received, wanted or not)."""
     url = layout.info(queue).dead_letter_url
     if url is None:
         return []
@@ -109,7 +134,8 @@ def peek(layout: Layout, queue: str, now: float, limit: int, wait: int) -> Flow[
         messages = yield from receive_unseen(url, size, wait, seen)
         if not messages:
             break
-        found += yield from inspect(layout, queue, messages, now)
+        inspected = yield from inspect(layout, queue, messages, now)
+        found += [i for i in inspected if wanted is None or wanted(i)][: limit - len(found)]
     yield from hand_back(url, list(seen.values()))
     return found
 

@@ -22,6 +22,10 @@ Per message, as its record stands (``redrive_action``):
 
 A running record whose lease is over was recorded dead by ``inspect`` just before, as
 SPEC §3 asks of messages the redrive policy moved, and is revived like any dead one.
+
+A redrive given a handler ``name`` acts only on messages whose record is that handler's
+job: every other message (another handler's, a missing record, a foreign body) is
+passed over, untouched and visible again as soon as the queue's pass ends.
 """
 
 from __future__ import annotations
@@ -34,13 +38,21 @@ from enum import Enum
 from ..._lifecycle import DEAD, TERMINAL
 from ..._models import Job
 from ..._time import epoch
-from ..._validation import integer
+from ..._validation import check_job_name, integer
 from ..wire import dynamo, sqs
 from ..wire.items import stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
 from ..wire.sqs import Message
-from .dead_letters import OPERATOR_WAIT, Inspected, inspect, live, named_job, receive_unseen
+from .dead_letters import (
+    OPERATOR_WAIT,
+    Inspected,
+    inspect,
+    live,
+    named_by,
+    named_job,
+    receive_unseen,
+)
 from .messages import hand_back, send_copies
 
 
@@ -101,6 +113,7 @@ class RedriveReport:
     redriven: int  # sent back to its job queue (a dead job first revived), then deleted
     discarded: int  # deleted: its job finished, is gone, or was already sent back
     skipped: int  # left in the DLQ: not a delivery token for its queue, or not sent back
+    passed_over: int = 0  # left in the DLQ untouched: not the job of the ``name`` asked for
 
     @property
     def total(self) -> int:
@@ -126,24 +139,27 @@ class _Run:
 
     limit: int | None
     on_progress: Progress | None
+    wanted: Callable[[Inspected], bool]
     redriven: int = 0
     discarded: int = 0
     skipped: int = 0
+    passed_over: int = 0
     sent: set[str] = field(default_factory=set)
 
     @property
     def report(self) -> RedriveReport:
-        return RedriveReport(self.redriven, self.discarded, self.skipped)
+        return RedriveReport(self.redriven, self.discarded, self.skipped, self.passed_over)
 
     def room(self) -> int:
         """How many messages the next receive may take."""
         left = sqs.MAX_BATCH if self.limit is None else self.limit - self.report.total
         return min(sqs.MAX_BATCH, left)
 
-    def add(self, redriven: int, discarded: int, skipped: int) -> None:
+    def add(self, redriven: int, discarded: int, skipped: int, passed_over: int) -> None:
         self.redriven += redriven
         self.discarded += discarded
         self.skipped += skipped
+        self.passed_over += passed_over
         if self.on_progress is not None:
             self.on_progress(self.report)
 
@@ -154,11 +170,15 @@ def redrive(
     now: float,
     limit: int | None,
     on_progress: Progress | None = None,
+    name: str | None = None,
 ) -> Flow[RedriveReport]:
-    """Send the jobs of up to ``limit`` DLQ messages (all if ``None``) back to their queues."""
+    """Send the jobs of up to ``limit`` DLQ messages (all if ``None``) back to their queues;
+    with ``name``, only messages of that handler's jobs (``limit`` counts only those)."""
     if limit is not None:
         integer(limit, "limit", minimum=1, code="invalid_option")
-    run = _Run(limit, on_progress)
+    if name is not None:
+        check_job_name(name)
+    run = _Run(limit, on_progress, named_by(name))
     for queue in queues:
         url = layout.info(queue).dead_letter_url
         if url is None:
@@ -196,7 +216,10 @@ def _batch(
     sends: list[tuple[Message, int]] = []
     deletes: list[str] = []
     left: list[Message] = []
+    passed = [item.message for item in found if not run.wanted(item)]
     for item in found:
+        if not run.wanted(item):
+            continue
         action, job = yield from _decide(layout, queue, item, run.sent, now)
         if action is RedriveAction.SEND and job is not None:
             sends.append((item.message, sqs.send_delay(epoch(job.run_at), now)))
@@ -211,8 +234,8 @@ def _batch(
         # A copy left in the DLQ is sent again or discarded by a later redrive.
         with contextlib.suppress(AwsError):
             yield sqs.delete_batch(url, handles)
-    run.add(len(back), len(deletes), len(left))
-    return [message.message_id for message in left]
+    run.add(len(back), len(deletes), len(left), len(passed))
+    return [message.message_id for message in left + passed]
 
 
 def _decide(

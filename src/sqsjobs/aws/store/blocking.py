@@ -51,9 +51,11 @@ class SqsSyncView:
         """Blocking twin of ``SqsJobStore.retry``."""
         return self._state.run_sync(operations.retry(self._state, job_id, now))
 
-    def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
+    def dead_letters(
+        self, queue: str | None = None, *, limit: int = 100, name: str | None = None
+    ) -> list[DeadLetter]:
         """Blocking twin of ``SqsJobStore.dead_letters``."""
-        return self._state.run_sync(operations.dead_letters(self._state, queue, limit))
+        return self._state.run_sync(operations.dead_letters(self._state, queue, limit, name))
 
     def redrive(
         self,
@@ -61,9 +63,12 @@ class SqsSyncView:
         *,
         limit: int | None = None,
         on_progress: Progress | None = None,
+        name: str | None = None,
     ) -> RedriveReport:
         """Blocking twin of ``SqsJobStore.redrive``."""
-        return self._state.run_sync(operations.redrive(self._state, queue, limit, on_progress))
+        return self._state.run_sync(
+            operations.redrive(self._state, queue, limit, on_progress, name)
+        )
 
     def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Blocking twin of ``SqsJobStore.stats``."""

@@ -48,6 +48,8 @@ class StoreSettings(NamedTuple):
         wait_time: float,
         resend_after: float,
         clock_skew: float,
+        connect_timeout: float | None = None,
+        max_attempts: int | None = None,
     ) -> StoreSettings:
         if not isinstance(table_name, str) or not table_name:
             raise ValueError(f"table_name must be a non-empty str, got {table_name!r}")
@@ -67,7 +69,8 @@ class StoreSettings(NamedTuple):
             resend_after=seconds(resend_after, "resend_after", code=None),
         )
         wait = seconds(wait_time, "wait_time", WAIT_TIME, code=None)
-        return cls(Endpoint(endpoint_url, region_name), layout, wait)
+        endpoint = Endpoint.checked(endpoint_url, region_name, connect_timeout, max_attempts)
+        return cls(endpoint, layout, wait)
 
 
 def refuse_dead_letter_queues(

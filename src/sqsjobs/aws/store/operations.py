@@ -75,22 +75,28 @@ def retry(state: StoreState, job_id: str, now: float) -> Flow[bool]:
     return (yield from retry(layout, job_id, now))
 
 
-def dead_letters(state: StoreState, queue: str | None, limit: int) -> Flow[list[DeadLetter]]:
+def dead_letters(
+    state: StoreState, queue: str | None, limit: int, name: str | None = None
+) -> Flow[list[DeadLetter]]:
     from ..flows.dead_letters import dead_letters
 
     names = state.named(None if queue is None else [queue])
     layout = yield from state.described(names)
-    return (yield from dead_letters(layout, names, state.clock(), limit))
+    return (yield from dead_letters(layout, names, state.clock(), limit, name))
 
 
 def redrive(
-    state: StoreState, queue: str | None, limit: int | None, on_progress: Progress | None
+    state: StoreState,
+    queue: str | None,
+    limit: int | None,
+    on_progress: Progress | None,
+    name: str | None = None,
 ) -> Flow[RedriveReport]:
     from ..flows.redrive import redrive
 
     names = state.named(None if queue is None else [queue])
     layout = yield from state.described(names)
-    return (yield from redrive(layout, names, state.clock(), limit, on_progress))
+    return (yield from redrive(layout, names, state.clock(), limit, on_progress, name))
 
 
 def stats(state: StoreState, queues: Sequence[str] | None) -> Flow[list[QueueStats]]:

@@ -61,7 +61,9 @@ class SqsJobStore:
 
     See ``docs/aws-store.md`` for the table layout, the message schema and the request
     budget. ``create`` makes the resources for development and tests; production deploys
-    ``infra/`` and uses ``from_stack`` or ``from_env``.
+    ``infra/`` and uses ``from_stack`` or ``from_env``. ``connect_timeout`` and
+    ``max_attempts`` shorten botocore's patient defaults (60 s, five attempts) for callers
+    that must report an unreachable endpoint quickly, such as an operator's command.
     """
 
     max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
@@ -80,6 +82,8 @@ class SqsJobStore:
         resend_after: float = 60.0,
         clock_skew: float = 2.0,
         clock: Callable[[], float] = time.time,
+        connect_timeout: float | None = None,
+        max_attempts: int | None = None,
     ) -> None:
         settings = StoreSettings.build(
             table_name=table_name,
@@ -92,6 +96,8 @@ class SqsJobStore:
             wait_time=wait_time,
             resend_after=resend_after,
             clock_skew=clock_skew,
+            connect_timeout=connect_timeout,
+            max_attempts=max_attempts,
         )
         self._open(StoreState(settings, clock), Mode())
 
@@ -117,7 +123,7 @@ class SqsJobStore:
         """From the outputs of a stack deployed from ``infra/`` (see docs/aws-store.md)."""
         from .config import Endpoint, stack_arguments
 
-        transport = BotoTransport(Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name")))
+        transport = BotoTransport(Endpoint.of(kwargs))
         try:
             found = stack_arguments(stack_name, transport)
         finally:
@@ -137,7 +143,7 @@ class SqsJobStore:
         from .config import Endpoint
         from .provision import provision
 
-        transport = BotoTransport(Endpoint(kwargs.get("endpoint_url"), kwargs.get("region_name")))
+        transport = BotoTransport(Endpoint.of(kwargs))
         try:
             made = provision(transport, prefix, queues, max_receive_count)
         finally:
@@ -270,9 +276,11 @@ class SqsJobStore:
         """
         return await self._run(operations.retry(self._state, job_id, now))
 
-    async def dead_letters(self, queue: str | None = None, *, limit: int = 100) -> list[DeadLetter]:
+    async def dead_letters(
+        self, queue: str | None = None, *, limit: int = 100, name: str | None = None
+    ) -> list[DeadLetter]:
         """Up to ``limit`` messages of the DLQs, with their jobs; see ``flows.dead_letters``."""
-        return await self._run(operations.dead_letters(self._state, queue, limit))
+        return await self._run(operations.dead_letters(self._state, queue, limit, name))
 
     async def redrive(
         self,
@@ -280,9 +288,10 @@ class SqsJobStore:
         *,
         limit: int | None = None,
         on_progress: Progress | None = None,
+        name: str | None = None,
     ) -> RedriveReport:
         """Send the jobs in the DLQs back to their queues; see ``flows.redrive``."""
-        return await self._run(operations.redrive(self._state, queue, limit, on_progress))
+        return await self._run(operations.redrive(self._state, queue, limit, on_progress, name))
 
     async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Per queue: jobs by status and SQS depths; see ``flows.stats``."""
