@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 
 class JobStatus(StrEnum):
@@ -55,6 +55,11 @@ class Job(BaseModel):
     last_error: str | None
     completed_at: datetime | None
     result: JsonValue | None
+    # True when the producer passed no timeout: the handler's own timeout, if it declares
+    # one, then replaces ``timeout`` when the job runs (``HandlerDefaults.run_timeout``).
+    # Stores keep it; dumps and reprs leave it out, so a record's JSON (``--json``, user
+    # code that dumps jobs) has exactly the fields above. False keeps ``timeout`` as is.
+    timeout_defaulted: bool = Field(default=False, exclude=True, repr=False)
 
 
 @dataclass(frozen=True)
