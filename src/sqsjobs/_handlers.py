@@ -261,7 +261,7 @@ class JobRegistry:
             "lease": lease,
         }
         check_job_name(name)
-        HandlerDefaults.build(**options)
+        HandlerDefaults.build(**options)  # refused at the decorator, before any function
 
         def register(function: F) -> F:
             self.add(name, function, model=model, **options)
