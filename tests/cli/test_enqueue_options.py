@@ -207,3 +207,10 @@ def test_unreadable_payload_files_are_named(cli_env: Env, tmp_path: Path) -> Non
         result = run_cli(cli_env, "enqueue", "email.send", "--payload", f"@{path}")
         assert result.returncode == 2, result.stderr
         assert message.format(path) in result.stderr
+
+
+def test_json_of_a_duplicate_is_the_existing_job(cli_env: Env) -> None:
+    args = ["report.build", "--payload", '{"mes": "junio"}', "--idempotency-key", "jun"]
+    first = enqueued(cli_env, *args)
+    again = enqueued(cli_env, *args, "--priority", "9")  # other options of a duplicate are ignored
+    assert again == first
