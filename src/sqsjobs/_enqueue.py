@@ -198,7 +198,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         last_error=None,
         completed_at=None,
         result=None,
-        timeout_defaulted=request.timeout is None,
+        timeout_explicit=request.timeout is not None,
     )
     return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))
 

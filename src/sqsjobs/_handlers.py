@@ -11,7 +11,7 @@ else the ``payload`` annotation when it names a pydantic model.
 A handler may also declare defaults for its jobs (``HandlerDefaults``): a producer built
 with the registry (``JobQueue(store, registry=...)``) fills the options an enqueue leaves
 out from them, and a worker or Lambda handler running the job applies its ``timeout``
-unless the producer passed one (``Job.timeout_defaulted``).
+unless the producer passed one (``Job.timeout_explicit``).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class HandlerDefaults:
         default, possibly from a producer that never saw this registry (another service,
         ``sqsjobs enqueue``), so the handler's own declaration replaces it.
         """
-        if job.timeout_defaulted and self.timeout is not None:
+        if not job.timeout_explicit and self.timeout is not None:
             return self.timeout
         return job.timeout
 

@@ -55,11 +55,12 @@ class Job(BaseModel):
     last_error: str | None
     completed_at: datetime | None
     result: JsonValue | None
-    # True when the producer passed no timeout: the handler's own timeout, if it declares
-    # one, then replaces ``timeout`` when the job runs (``HandlerDefaults.run_timeout``).
-    # Stores keep it; dumps and reprs leave it out, so a record's JSON (``--json``, user
-    # code that dumps jobs) has exactly the fields above. False keeps ``timeout`` as is.
-    timeout_defaulted: bool = Field(default=False, exclude=True, repr=False)
+    # True when the producer passed ``timeout``; otherwise it is a default, and a handler
+    # that declares its own timeout replaces it when the job runs (``HandlerDefaults``).
+    # Stores keep it; dumps and reprs leave it out, so a record's JSON (``--json``, code
+    # that dumps jobs) has exactly the fields above, and a job read back from that JSON
+    # equals the job unless its timeout was explicit.
+    timeout_explicit: bool = Field(default=False, exclude=True, repr=False)
 
 
 @dataclass(frozen=True)

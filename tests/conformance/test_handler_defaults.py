@@ -1,7 +1,7 @@
 """Handler defaults: what a producer given the registry writes, and the timeout a run enforces.
 
 The record is the contract here: the options a handler declares land in the stored job,
-and whether the producer chose the timeout itself (``timeout_defaulted``) survives the
+and whether the producer chose the timeout itself (``timeout_explicit``) survives the
 store, through ``get`` and through ``claim``, since the worker decides from the claimed job.
 """
 
@@ -45,7 +45,7 @@ async def test_the_handlers_defaults_land_in_the_record(harness: Harness) -> Non
         600.0,
         45.0,
     )
-    assert (stored.payload, stored.tenant, stored.timeout_defaulted) == (PAYLOAD, "acme", True)
+    assert (stored.payload, stored.tenant, stored.timeout_explicit) == (PAYLOAD, "acme", False)
 
 
 @BOTH_FACES
@@ -63,7 +63,7 @@ async def test_an_explicit_enqueue_argument_wins_over_the_handler(harness: Harne
         5.0,
         12.0,
     )
-    assert stored.timeout_defaulted is False
+    assert stored.timeout_explicit is True
 
 
 async def test_a_claimed_job_says_whether_its_timeout_was_chosen(harness: Harness) -> None:
@@ -72,8 +72,8 @@ async def test_a_claimed_job_says_whether_its_timeout_was_chosen(harness: Harnes
     defaulted = (await plain.enqueue(REPORT, PAYLOAD)).job
     first, second = await claim_one(harness), await claim_one(harness)
     claimed = {first.id: first, second.id: second}
-    assert claimed[chosen.id].timeout_defaulted is False
-    assert (claimed[defaulted.id].timeout, claimed[defaulted.id].timeout_defaulted) == (30.0, True)
+    assert claimed[chosen.id].timeout_explicit is True
+    assert (claimed[defaulted.id].timeout, claimed[defaulted.id].timeout_explicit) == (30.0, False)
 
 
 async def run_one(harness: Harness, registry: JobRegistry) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from sqsjobs import (
     EnqueueRequest,
+    Job,
     JobConfigError,
     JobContext,
     JobQueue,
@@ -104,3 +105,11 @@ def test_without_the_registry_a_producer_keeps_its_own_defaults(clock: FakeClock
 def test_registry_must_be_a_job_registry(clock: FakeClock) -> None:
     with pytest.raises(ValueError, match=r"registry must be a JobRegistry .* got dict"):
         JobQueue(MemoryJobStore(clock=clock), registry={INVOICE: lambda ctx: None})  # type: ignore[arg-type]
+
+
+def test_the_explicit_timeout_mark_stays_out_of_a_jobs_json(clock: FakeClock) -> None:
+    queue = SyncJobQueue(MemoryJobStore(clock=clock), clock=clock)
+    job = queue.enqueue(INVOICE, {"cliente": "Ñandú S.A."}).job
+    assert "timeout_explicit" not in job.model_dump() and "timeout_explicit" not in repr(job)
+    assert Job.model_validate_json(job.model_dump_json()) == job
+    assert queue.enqueue(INVOICE, timeout=60).job.timeout_explicit
