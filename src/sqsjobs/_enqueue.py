@@ -3,6 +3,10 @@
 ``JobQueue`` and ``SyncJobQueue`` differ only in how they call the store; everything
 before that (validation, defaults, serialization, the idempotency fingerprint) happens
 here, before anything is written.
+
+Defaults, most specific first: the enqueue's own argument, then what the job's handler
+declares when the producer was given the registry (``@registry.handler(name, queue=...,
+max_attempts=..., timeout=..., lease=...)``), then the producer's ``default_*`` options.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import dataclasses
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._backoff import Backoff
 from ._errors import JobConfigError
@@ -38,6 +42,9 @@ from ._validation import (
     seconds,
 )
 
+if TYPE_CHECKING:
+    from ._handlers import HandlerDefaults, JobRegistry
+
 ENQUEUE_OPTIONS: frozenset[str] = frozenset(
     f.name for f in dataclasses.fields(EnqueueRequest) if f.name not in ("name", "payload")
 )
@@ -54,6 +61,7 @@ class QueueConfig:
     default_lease: float
     backoff: Backoff
     clock: Callable[[], float]
+    registry: JobRegistry | None = None
 
     @classmethod
     def build(
@@ -67,6 +75,7 @@ class QueueConfig:
         default_lease: float,
         backoff: Backoff,
         clock: Callable[[], float],
+        registry: JobRegistry | None = None,
     ) -> QueueConfig:
         if store is None:
             raise JobConfigError(
@@ -88,7 +97,56 @@ class QueueConfig:
             default_lease=lease,
             backoff=backoff,
             clock=clock,
+            registry=_registry(registry),
         )
+
+    def defaults_for(self, name: str) -> JobDefaults:
+        """The options a job ``name`` gets when its enqueue leaves them out.
+
+        The registry is read at each enqueue, so a handler registered after the producer
+        was built counts too.
+        """
+        mine = JobDefaults(
+            self.default_queue, self.default_max_attempts, self.default_timeout, self.default_lease
+        )
+        return mine if self.registry is None else mine.under(self.registry.defaults(name))
+
+
+@dataclass(frozen=True)
+class JobDefaults:
+    queue: str
+    max_attempts: int
+    timeout: float
+    lease: float
+
+    def under(self, handler: HandlerDefaults) -> JobDefaults:
+        """These defaults, with what ``handler`` declares taking their place."""
+        return JobDefaults(
+            _given(handler.queue, self.queue),
+            _given(handler.max_attempts, self.max_attempts),
+            _given(handler.timeout, self.timeout),
+            _given(handler.lease, self.lease),
+        )
+
+
+T = TypeVar("T")
+
+
+def _given(value: T | None, default: T) -> T:
+    return default if value is None else value
+
+
+def _registry(registry: object) -> JobRegistry | None:
+    if registry is None:
+        return None
+    from ._handlers import JobRegistry  # loaded already: the caller built the registry
+
+    if not isinstance(registry, JobRegistry):
+        raise ValueError(
+            f"registry must be a JobRegistry (its handlers' defaults apply to enqueues), "
+            f"got {type(registry).__name__}"
+        )
+    return registry
 
 
 def _payload_cap(value: object, store: object) -> int:
@@ -111,7 +169,8 @@ class Prepared:
 def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepared:
     """Validate ``request`` and build its record; raises ``JobConfigError``, writes nothing."""
     name = check_job_name(request.name)
-    queue = config.default_queue if request.queue is None else check_queue_name(request.queue)
+    defaults = config.defaults_for(name)
+    queue = defaults.queue if request.queue is None else check_queue_name(request.queue)
     key = (
         None if request.idempotency_key is None else check_idempotency_key(request.idempotency_key)
     )
@@ -125,21 +184,22 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         payload=payload,
         status=initial_status(run_at, now),
         attempts=0,
-        max_attempts=_option_int(request.max_attempts, config.default_max_attempts),
+        max_attempts=_option_int(request.max_attempts, defaults.max_attempts),
         run_at=utc(run_at),
         created_at=utc(now),
         updated_at=utc(now),
         lease_until=None,
         locked_by=None,
         lease_token=None,
-        lease=_option_seconds(request.lease, config.default_lease, "lease", LEASE),
-        timeout=_option_seconds(request.timeout, config.default_timeout, "timeout", TIMEOUT),
+        lease=_option_seconds(request.lease, defaults.lease, "lease", LEASE),
+        timeout=_option_seconds(request.timeout, defaults.timeout, "timeout", TIMEOUT),
         priority=priority(request.priority),
         idempotency_key=key,
         tenant=tenant,
         last_error=None,
         completed_at=None,
         result=None,
+        timeout_explicit=request.timeout is not None,
     )
     return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))
 

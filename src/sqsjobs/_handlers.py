@@ -7,6 +7,11 @@ Calling convention: a handler with a parameter named ``payload`` gets its parame
 declaration order (``payload`` the validated payload, the other one the ``JobContext``);
 any other handler gets the context alone. The payload model is ``model=`` when given,
 else the ``payload`` annotation when it names a pydantic model.
+
+A handler may also declare defaults for its jobs (``HandlerDefaults``): a producer built
+with the registry (``JobQueue(store, registry=...)``) fills the options an enqueue leaves
+out from them, and a worker or Lambda handler running the job applies its ``timeout``
+unless the producer passed one (``Job.timeout_explicit``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -24,7 +30,14 @@ from ._crons import cron_class, merged
 from ._errors import JobConfigError, JobFatalError
 from ._log import job_fields
 from ._models import Job
-from ._validation import check_job_name
+from ._validation import (
+    LEASE,
+    TIMEOUT,
+    check_job_name,
+    check_queue_name,
+    duration,
+    integer,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -70,6 +83,56 @@ def context_logger(logger: logging.Logger, job: Job) -> JobLogAdapter:
     return JobLogAdapter(logger, job_fields(job))
 
 
+class HandlerDefaults(NamedTuple):
+    """What a handler declares for its jobs; ``None`` leaves the option to the producer.
+
+    ``queue``, ``max_attempts`` and ``lease`` are enqueue defaults only: the store acts on
+    them from the record (where the job waits, when a lost lease dead-letters it) before
+    any worker looks up the handler. ``timeout`` also applies at run time, since only the
+    run enforces it (``run_timeout``).
+    """
+
+    queue: str | None = None
+    max_attempts: int | None = None
+    timeout: float | None = None
+    lease: float | None = None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        queue: object = None,
+        max_attempts: object = None,
+        timeout: object = None,
+        lease: object = None,
+    ) -> HandlerDefaults:
+        """Checked as ``enqueue()`` checks the same options, so a default is never refused later."""
+        return cls(
+            queue=None if queue is None else check_queue_name(queue),
+            max_attempts=None
+            if max_attempts is None
+            else integer(max_attempts, "max_attempts", minimum=1, code="invalid_option"),
+            timeout=None
+            if timeout is None
+            else duration(timeout, "timeout", TIMEOUT, code="invalid_option"),
+            lease=None if lease is None else duration(lease, "lease", LEASE, code="invalid_option"),
+        )
+
+    def run_timeout(self, job: Job) -> float:
+        """The timeout a run enforces: the producer's explicit one, else the handler's.
+
+        A record's ``timeout`` is the producer's when it passed one; otherwise it is a
+        default, possibly from a producer that never saw this registry (another service,
+        ``sqsjobs enqueue``), so the handler's own declaration replaces it.
+        """
+        if not job.timeout_explicit and self.timeout is not None:
+            return self.timeout
+        return job.timeout
+
+
+NO_DEFAULTS = HandlerDefaults()
+
+
 class HandlerSpec(NamedTuple):
     """A registered handler and how to call it, worked out once at registration."""
 
@@ -78,10 +141,15 @@ class HandlerSpec(NamedTuple):
     model: type[BaseModel] | None
     order: tuple[str, ...]  # "payload" / "ctx" in the order the function takes them
     is_async: bool
+    defaults: HandlerDefaults = NO_DEFAULTS
 
     @classmethod
     def inspect(
-        cls, name: str, function: object, model: type[BaseModel] | None = None
+        cls,
+        name: str,
+        function: object,
+        model: type[BaseModel] | None = None,
+        defaults: HandlerDefaults = NO_DEFAULTS,
     ) -> HandlerSpec:
         if not callable(function):
             raise JobConfigError(
@@ -95,7 +163,7 @@ class HandlerSpec(NamedTuple):
             raise JobConfigError(
                 "invalid_option", f"Handler {name!r}: model must be a pydantic BaseModel subclass"
             )
-        return cls(name, function, model, order, _is_async(function))
+        return cls(name, function, model, order, _is_async(function), defaults)
 
     def parse(self, payload: Any) -> Any:
         """The payload as the handler wants it; a mismatch is fatal, since no retry fixes it.
@@ -176,21 +244,58 @@ class JobRegistry:
         self._specs: dict[str, HandlerSpec] = {}
         self._crons: list[Cron] = []
 
-    def handler(self, name: str, *, model: type[BaseModel] | None = None) -> Callable[[F], F]:
-        """Register the decorated function as the handler for job ``name``."""
+    def handler(
+        self,
+        name: str,
+        *,
+        model: type[BaseModel] | None = None,
+        queue: str | None = None,
+        max_attempts: int | None = None,
+        timeout: float | timedelta | None = None,
+        lease: float | timedelta | None = None,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as the handler for job ``name``.
+
+        The other options are defaults for its jobs (``HandlerDefaults``), checked here.
+        """
+        options: dict[str, Any] = {
+            "queue": queue,
+            "max_attempts": max_attempts,
+            "timeout": timeout,
+            "lease": lease,
+        }
         check_job_name(name)
+        HandlerDefaults.build(**options)  # refused at the decorator, before any function
 
         def register(function: F) -> F:
-            self.add(name, function, model=model)
+            self.add(name, function, model=model, **options)
             return function
 
         return register
 
-    def add(self, name: str, function: Any, *, model: type[BaseModel] | None = None) -> None:
+    def add(
+        self,
+        name: str,
+        function: Any,
+        *,
+        model: type[BaseModel] | None = None,
+        queue: str | None = None,
+        max_attempts: int | None = None,
+        timeout: float | timedelta | None = None,
+        lease: float | timedelta | None = None,
+    ) -> None:
         check_job_name(name)
+        defaults = HandlerDefaults.build(
+            queue=queue, max_attempts=max_attempts, timeout=timeout, lease=lease
+        )
         if name in self._specs:
             raise JobConfigError("invalid_option", f"A handler for {name!r} is already registered")
-        self._specs[name] = HandlerSpec.inspect(name, function, model)
+        self._specs[name] = HandlerSpec.inspect(name, function, model, defaults)
+
+    def defaults(self, name: str) -> HandlerDefaults:
+        """What the handler for ``name`` declares; nothing for a name with no handler."""
+        spec = self._specs.get(name)
+        return NO_DEFAULTS if spec is None else spec.defaults
 
     @classmethod
     def from_handlers(cls, handlers: JobRegistry | Mapping[str, Any]) -> JobRegistry:

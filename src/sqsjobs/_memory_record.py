@@ -32,6 +32,7 @@ class Record:
     lease_token: str | None
     lease: float
     timeout: float
+    timeout_explicit: bool
     priority: int
     idempotency_key: str | None
     tenant: str | None
@@ -60,6 +61,7 @@ class Record:
             lease_token=None,
             lease=job.lease,
             timeout=job.timeout,
+            timeout_explicit=job.timeout_explicit,
             priority=job.priority,
             idempotency_key=job.idempotency_key,
             tenant=job.tenant,
@@ -86,6 +88,7 @@ class Record:
             lease_token=self.lease_token,
             lease=self.lease,
             timeout=self.timeout,
+            timeout_explicit=self.timeout_explicit,
             priority=self.priority,
             idempotency_key=self.idempotency_key,
             tenant=self.tenant,

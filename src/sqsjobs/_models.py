@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 
 class JobStatus(StrEnum):
@@ -52,3 +52,9 @@ class Job(BaseModel):
     last_error: str | None
     completed_at: datetime | None
     result: JsonValue | None
+    # True when the producer passed ``timeout``; otherwise it is a default, and a handler
+    # that declares its own timeout replaces it when the job runs (``HandlerDefaults``).
+    # Stores keep it; dumps and reprs leave it out, so a record's JSON (``--json``, code
+    # that dumps jobs) has exactly the fields above, and a job read back from that JSON
+    # equals the job unless its timeout was explicit.
+    timeout_explicit: bool = Field(default=False, exclude=True, repr=False)

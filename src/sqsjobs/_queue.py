@@ -4,6 +4,10 @@ Both hold a ``QueueConfig`` and call ``_enqueue.prepare`` for everything before 
 each I/O method is a few lines: prepare, one store call, log. ``SyncJobQueue`` talks to the
 store's blocking face, so a Django view or a Lambda function enqueues without an event
 loop and without importing aioboto3.
+
+Given ``registry=``, a producer fills the options an enqueue leaves out (queue,
+max_attempts, timeout, lease) from what the job's handler declares; an explicit argument
+always wins (``_enqueue``). Tenant views enqueue through their façade, so they do too.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._backoff import Backoff
 from ._enqueue import QueueConfig, list_filter, prepare, prepare_many
@@ -24,6 +28,9 @@ from ._requests import EnqueueRequest, EnqueueResult, JobPage
 from ._store import JobStore, SyncJobStore, sync_face
 from ._tenant import SyncTenantJobQueue, TenantJobQueue
 from ._validation import check_tenant
+
+if TYPE_CHECKING:
+    from ._handlers import JobRegistry
 
 DEFAULT_BACKOFF = Backoff()
 
@@ -45,6 +52,7 @@ class _BaseQueue:
         backoff: Backoff = DEFAULT_BACKOFF,
         clock: Callable[[], float] = time.time,
         logger: logging.Logger | None = None,
+        registry: JobRegistry | None = None,
     ) -> None:
         self.config = QueueConfig.build(
             store,
@@ -55,6 +63,7 @@ class _BaseQueue:
             default_lease=default_lease,
             backoff=backoff,
             clock=clock,
+            registry=registry,
         )
         self.store = store
         self.logger = default_logger(logger)
@@ -74,6 +83,11 @@ class _BaseQueue:
     @property
     def clock(self) -> Callable[[], float]:
         return self.config.clock
+
+    @property
+    def registry(self) -> JobRegistry | None:
+        """The registry whose handlers' defaults fill this producer's enqueues, if any."""
+        return self.config.registry
 
     def _logged(self, result: EnqueueResult) -> EnqueueResult:
         job = result.job

@@ -13,6 +13,9 @@
                                                       or an operator cancelled the job
             stop / cutoff ──► release: queued again at once, the attempt not counted
 
+The timeout is the job's own when its producer passed one, else its handler's when the
+handler declares one (``HandlerDefaults.run_timeout``), else the record's default.
+
 Heartbeats run from the claim until the outcome is recorded, and a store write that
 raises is tried again while the lease holds (``_lease``); an outcome left unrecorded
 when the lease ends is the next claim's, and the log says what that claim will do.
@@ -88,6 +91,7 @@ class JobRun:
         self.settings = settings
         self.cutoff = cutoff
         self.cancelled = asyncio.Event()
+        self.timeout = job.timeout  # the handler's, once it is known (``_supervise``)
         self.reason: Reason | None = None
         self.thread: concurrent.futures.Future[Any] | None = None
         self.outcome: Outcome | None = None  # once ``execute`` returned
@@ -138,11 +142,10 @@ class JobRun:
             log=context_logger(self.settings.logger, self.job),
             beat=self.lease.beat,
         )
+        self.timeout = spec.defaults.run_timeout(self.job)
         self._handler_task = asyncio.ensure_future(self._call(spec, ctx))
         timers = (
-            [loop.call_later(self.job.timeout, self.interrupt, "timeout")]
-            if self.job.timeout > 0
-            else []
+            [loop.call_later(self.timeout, self.interrupt, "timeout")] if self.timeout > 0 else []
         )
         if self.cutoff is not None:
             timers.append(loop.call_later(self.cutoff, self.interrupt, "cutoff"))
@@ -171,7 +174,7 @@ class JobRun:
         if self.reason in ("stop", "cutoff"):
             return await self._release(STOPPING_ERROR if self.reason == "stop" else CUTOFF_ERROR)
         if self.reason == "timeout":
-            return await self._fail(JobTimeoutError(self.job.timeout))
+            return await self._fail(JobTimeoutError(self.timeout))
         if task.cancelled():
             return await self._fail(asyncio.CancelledError("the handler was cancelled"))
         error = task.exception()

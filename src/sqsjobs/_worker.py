@@ -31,8 +31,9 @@ from ._log import Event, default_logger, log_event
 from ._models import Job
 from ._queue import JobQueue
 from ._run import Hook, Hooks, JobRun, RunSettings
+from ._served import served_queues
 from ._signals import on_stop_signals
-from ._validation import POSITIVE, check_queue_name, integer, seconds
+from ._validation import POSITIVE, integer, seconds
 
 LONG_POLL = 20.0  # seconds a claim may wait for work; stores cap it at what they support
 CLAIM_RETRY = Backoff(base=0.5, max=30.0)
@@ -72,7 +73,7 @@ class JobWorker:
         )
         self._poll_interval = seconds(poll_interval, "poll_interval", POSITIVE, code=None)
         self._queue = queue
-        self._queues = tuple(check_queue_name(q) for q in (queues or [queue.default_queue]))
+        self._queues = served_queues(queue.store, queue.default_queue, registry, queues)
         self._cron = registry.crons_with(cron)
         self._clock = clock or queue.clock
         self._logger = default_logger(logger)

@@ -34,7 +34,10 @@ async def test_a_hundred_jobs_cost_three_writes_each_and_a_third_of_an_sqs_reque
 
     before = COUNTER.counts()
     await queue.enqueue_many([EnqueueRequest("noop", {"n": n}) for n in range(JOBS)])
-    worker = JobWorker(queue, {"noop": noop}, concurrency=10, on_complete=on_complete)
+    # The jobs' queue only: the store's other queue would add its own idle receives.
+    worker = JobWorker(
+        queue, {"noop": noop}, queues=["default"], concurrency=10, on_complete=on_complete
+    )
     worker.start()
     await asyncio.wait_for(drained.wait(), 60)
     await worker.stop()

@@ -60,7 +60,9 @@ async def serve_until(
     store: SqsJobStore, sqs: Any, done: asyncio.Event, caplog: pytest.LogCaptureFixture
 ) -> JobWorker:
     """A worker on the default queue until ``done`` and the queue is empty; still serving?"""
-    worker = JobWorker(JobQueue(store), {"good": lambda ctx: "ok"}, concurrency=2)
+    worker = JobWorker(
+        JobQueue(store), {"good": lambda ctx: "ok"}, queues=["default"], concurrency=2
+    )
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
         worker.start()
         try:

@@ -1,59 +1,157 @@
 """``sqsjobs enqueue``: put one job on a queue from a shell, a script or a runbook.
 
-The payload is JSON text. Input that cannot be a job (bad JSON, a name or key outside
-its grammar, an unknown queue) is bad usage: exit 2, nothing sent. A valid request the
-store refuses (an idempotency key already bound to a different job) exits 1. A repeated
-enqueue with the same key and payload is not a failure: it prints the existing job and
-says it was a duplicate.
+Every option of ``SyncJobQueue.enqueue`` has a flag, checked by the rule the library
+applies to it (``_validation``), so a value is refused with the same words whichever way
+it arrives. Input that cannot be a job (bad JSON, an unreadable payload file, a value
+outside its range, a naive ``--run-at``, an unknown queue) is bad usage: exit 2, nothing
+sent. A valid request the store refuses (an idempotency key already bound to a different
+job) exits 1. A repeated enqueue with the same key and payload is not a failure: it
+prints the existing job and says it was a duplicate.
+
+The command has no handler registry, so a handler's declared queue, max_attempts and
+lease do not apply here (pass them as options); its timeout still does, when the job
+runs, unless ``--timeout`` is given.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.text import Text
 
 from .. import EnqueueResult, JobConfigError, SyncJobQueue
+from .._validation import (
+    DELAY,
+    LEASE,
+    MAX_PRIORITY,
+    MIN_PRIORITY,
+    TIMEOUT,
+    integer,
+    seconds,
+)
 from ._config import StoreConfig, default_queue, store_options
 from ._errors import usage_error
-from ._render import status_text
+from ._options import json_option
+from ._payload import read_payload
+from ._render import job_record, status_text, write_json
+
+T = TypeVar("T")
+PRIORITY = "signed 32-bit"
+PAYLOAD_HELP = (
+    "The job's payload as JSON: inline, @FILE to read a file, or - to read stdin "
+    "(UTF-8; default: null)."
+)
+RUN_AT_HELP = (
+    "Run no sooner than this instant: ISO 8601 with a UTC offset, e.g. "
+    "2026-12-24T09:00:00+01:00 or 2026-12-24T08:00:00Z (at most 366 days ahead; "
+    "for a relative time use --delay)."
+)
 
 
-def parse_json(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    """The payload option's JSON text as a value; the error says where it stops being JSON."""
-    if value is None:
-        return None
+def checked(rule: Callable[[Any], T]) -> Callable[[click.Context, click.Parameter, Any], T | None]:
+    """A click callback applying the library's ``rule``: its refusal is bad usage, exit 2."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> T | None:
+        if value is None:
+            return None
+        try:
+            return rule(value)
+        except ValueError as refused:  # JobConfigError is one too
+            raise click.BadParameter(str(refused), ctx, param) from None
+
+    return callback
+
+
+def aware_instant(value: str) -> datetime:
+    """An ISO 8601 instant with its offset; one without is refused, not guessed."""
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as error:
-        raise click.BadParameter(
-            f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}", ctx, param
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"{value!r} is not an ISO 8601 date and time, e.g. 2026-12-24T09:00:00+01:00"
         ) from None
+    if moment.utcoffset() is None:
+        raise ValueError(
+            f"{value!r} has no UTC offset, so it could mean any time zone: add one, "
+            f"e.g. {value}Z or {value}+01:00"
+        )
+    return moment
 
 
 @click.command()
 @click.argument("name")
-@click.option(
-    "--payload", metavar="JSON", callback=parse_json, help="The job's payload (default: null)."
-)
+@click.option("--payload", metavar="JSON|@FILE|-", callback=read_payload, help=PAYLOAD_HELP)
 @click.option("--queue", "-q", help="Queue name (default: 'default', or the store's only queue).")
-@click.option("--delay", type=click.FloatRange(0), metavar="SECONDS", help="Run no sooner.")
+@click.option(
+    "--delay",
+    type=float,
+    metavar="SECONDS",
+    callback=checked(lambda v: seconds(v, "delay", DELAY, code=None)),
+    help="Run no sooner than this many seconds from now (at most 366 days).",
+)
+@click.option("--run-at", metavar="WHEN", callback=checked(aware_instant), help=RUN_AT_HELP)
+@click.option(
+    "--priority",
+    type=int,
+    default=0,
+    show_default=True,
+    callback=checked(
+        lambda v: integer(
+            v, "priority", minimum=MIN_PRIORITY, maximum=MAX_PRIORITY, why=PRIORITY, code=None
+        )
+    ),
+    help=f"Higher runs first ({MIN_PRIORITY} to {MAX_PRIORITY}).",
+)
+@click.option(
+    "--max-attempts",
+    type=int,
+    metavar="N",
+    callback=checked(lambda v: integer(v, "max_attempts", minimum=1, code=None)),
+    help="Attempts before the job is dead, at least 1 (default: 5).",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    metavar="SECONDS",
+    callback=checked(lambda v: seconds(v, "timeout", TIMEOUT, code=None)),
+    help="Seconds one attempt may run, 0 for no limit, at most 7 days "
+    "(default: the handler's timeout if it declares one, else 30).",
+)
+@click.option(
+    "--lease",
+    type=float,
+    metavar="SECONDS",
+    callback=checked(lambda v: seconds(v, "lease", LEASE, code=None)),
+    help="Seconds a claim holds the job unless its heartbeats renew it, above 0 and at "
+    "most 43200 (default: 30).",
+)
 @click.option("--idempotency-key", metavar="KEY", help="Enqueue at most once per key.")
 @click.option("--tenant", metavar="TENANT", help="Tenant the job belongs to.")
+@json_option("the job as one object (for a duplicate, the existing job)")
 @store_options
 def enqueue(
     name: str,
     payload: Any,
     queue: str | None,
     delay: float | None,
+    run_at: datetime | None,
+    priority: int,
+    max_attempts: int | None,
+    timeout: float | None,
+    lease: float | None,
     idempotency_key: str | None,
     tenant: str | None,
+    as_json: bool,
     store: StoreConfig,
 ) -> None:
     """Enqueue job NAME; print its id and whether it was a duplicate."""
+    if delay is not None and run_at is not None:
+        raise click.UsageError("Pass --delay or --run-at, not both.")
     with store.open() as jobs:
         producer = SyncJobQueue(jobs, default_queue=default_queue(jobs))
         try:
@@ -61,13 +159,21 @@ def enqueue(
                 name,
                 payload,
                 queue=queue,
-                delay=delay,
                 idempotency_key=idempotency_key,
                 tenant=tenant,
+                delay=delay,
+                run_at=run_at,
+                priority=priority,
+                max_attempts=max_attempts,
+                timeout=timeout,
+                lease=lease,
             )
         except JobConfigError as error:
             raise usage_error(error) from error
-    Console(highlight=False).print(outcome(result), soft_wrap=True)
+    if as_json:
+        write_json(job_record(result.job), sys.stdout)
+    else:
+        Console(highlight=False).print(outcome(result), soft_wrap=True)
 
 
 def outcome(result: EnqueueResult) -> Text:

@@ -134,6 +134,8 @@ def item_from_job(job: Job, fingerprint: str | None) -> Attributes:
         "gsi_pk": text(index_pk(job.status, shard(job.id))),
         "gsi_sk": text(index_sk(job.queue, created, job.id)),
     }
+    if job.timeout_explicit:  # absent (older items too) means False
+        item["timeout_explicit"] = {"BOOL": True}
     for name, value in (
         ("idempotency_key", job.idempotency_key),
         ("tenant", job.tenant),
@@ -168,6 +170,7 @@ def stored_from_item(item: Attributes) -> Stored:
         last_error=_opt_s(item, "last_error"),
         completed_at=utc_or_none(_opt_n(item, "completed_at")),
         result=None if "result" not in item else json.loads(_s(item, "result")),
+        timeout_explicit=bool(item.get("timeout_explicit", {}).get("BOOL", False)),
     )
     return Stored(
         job,
