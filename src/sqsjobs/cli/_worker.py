@@ -33,6 +33,7 @@ from .. import Handler, JobConfigError, JobQueue, JobRegistry, JobWorker
 from .._cron import Cron
 from .._errors import describe_error
 from .._log import LOGGER_NAME
+from .._served import served_queues
 from ._config import StoreConfig, default_queue, store_options
 from ._cron import cron_options, log_crons
 from ._errors import usage_error
@@ -132,8 +133,12 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
     """Run the worker and the periodic reconciler until a signal drains the worker."""
     store = config.open(patient=True)
     try:
-        served = list(options.queues) or list(store.queue_urls)
-        worker = build_worker(store, handlers, served, options.concurrency, options.cron)
+        try:
+            registry = JobRegistry.from_handlers(handlers)
+        except JobConfigError as error:
+            raise usage_error(error) from error
+        served = served_queues(store, default_queue(store), registry, options.queues or None)
+        worker = build_worker(store, registry, served, options.concurrency, options.cron)
         every = options.reconcile_every
         _logger.info(
             "Serving %s from table %s; reconciler %s; SIGTERM or Ctrl-C drains (grace %gs)",
