@@ -129,7 +129,14 @@ async def test_dlq_list_and_stats_keep_ids_and_queue_names_whole(
 
     stats = piped(env, "stats")
     assert_fits(stats, 80)
-    assert columns(stats)[0] == f"default{LONG_QUEUE}"
+    # Two tables at 80 columns, records then messages, each with every header whole.
+    records, messages = stats.split("Messages per queue")
+    assert columns(records)[0] == columns(messages)[0] == f"default{LONG_QUEUE}"
+    assert "…" not in stats
+    for header in ("queued", "delayed", "running", "completed", "dead", "cancelled"):
+        assert f" {header} " in records
+    for header in ("visible", "in flight", "delayed", "DLQ"):
+        assert f" {header} " in messages
 
     wide = piped({**env, "COLUMNS": "200"}, "jobs", "list")
     assert all(f"│ {job_id} │" in wide for job_id in ids)  # room enough: one line each

@@ -279,27 +279,53 @@ def _note(letter: DeadLetter) -> Text:
     return Text(why, style="dim", no_wrap=True, overflow="ellipsis")
 
 
-def stats_table(found: Iterable[QueueStats]) -> Table:
+def stats_table(found: Iterable[QueueStats]) -> StatsTables:
     """Per queue: records by status, then what SQS holds; numbers right-aligned.
 
-    The SQS headers take two lines, so the table fits about 110 columns.
+    One table from ``WIDE_STATS`` columns; below that, two (records, then messages) so
+    every header stays whole at 80 columns instead of shrinking to ``del…``, which could
+    be either delayed count.
     """
-    made = table("Jobs and messages per queue", "queue", ids=("queue",))
-    for status in JobStatus:
-        made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")
-    for column in ("SQS\nvisible", "SQS\nin flight", "SQS\ndelayed", "DLQ"):
-        made.add_column(column, justify="right")
-    for queue in found:
-        dead_letters = queue.dead_letter_messages
-        made.add_row(
-            queue.queue,
-            *(str(queue.counts.get(status, 0)) for status in JobStatus),
-            str(queue.messages),
-            str(queue.in_flight),
-            str(queue.delayed),
-            "-" if dead_letters is None else str(dead_letters),
-        )
-    return made
+    return StatsTables(list(found))
+
+
+WIDE_STATS = 110  # the one-table layout's width with a queue name of about ten characters
+SQS_COLUMNS = ("SQS\nvisible", "SQS\nin flight", "SQS\ndelayed", "DLQ")
+
+
+class StatsTables:
+    """The stats of some queues, laid out for the width they are printed at."""
+
+    def __init__(self, found: list[QueueStats]) -> None:
+        self.found = found
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.max_width >= WIDE_STATS:
+            yield self._table("Jobs and messages per queue", records=True, messages=True)
+        else:
+            yield self._table("Jobs per queue", records=True, messages=False)
+            yield self._table("Messages per queue", records=False, messages=True)
+
+    def _table(self, title: str, *, records: bool, messages: bool) -> Table:
+        made = table(title, "queue", ids=("queue",))
+        if records:
+            for status in JobStatus:
+                made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")
+        if messages:
+            for column in SQS_COLUMNS:
+                made.add_column(column, justify="right")
+        for queue in self.found:
+            cells = [str(queue.counts.get(status, 0)) for status in JobStatus] if records else []
+            if messages:
+                dead_letters = queue.dead_letter_messages
+                cells += [
+                    str(queue.messages),
+                    str(queue.in_flight),
+                    str(queue.delayed),
+                    "-" if dead_letters is None else str(dead_letters),
+                ]
+            made.add_row(queue.queue, *cells)
+        return made
 
 
 INSTANT = TypeAdapter(datetime)
