@@ -27,9 +27,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import JobConfigError
+
+if TYPE_CHECKING:
+    from .testing_meter import BillingMeter
 
 __all__ = ["RequestCounter", "RequestCounts", "local_aws"]
 
@@ -43,10 +46,14 @@ DYNAMODB_READS = frozenset(
 
 
 @contextmanager
-def local_aws(*, counter: RequestCounter | None = None, port: int = 0) -> Iterator[str]:
+def local_aws(
+    *, counter: RequestCounter | None = None, port: int = 0, meter: BillingMeter | None = None
+) -> Iterator[str]:
     """Run the AWS emulator for the duration of the block; yields its endpoint URL.
 
     ``port=0`` picks a free port. A port that is taken raises ``OSError`` at once.
+    ``meter`` (``sqsjobs.testing_meter.BillingMeter``) sees every DynamoDB request inside
+    the lock that serves them one at a time, so the item images it reads are exact.
     """
     try:
         from moto.moto_server.werkzeug_app import MotoRequestHandler
@@ -82,7 +89,9 @@ def local_aws(*, counter: RequestCounter | None = None, port: int = 0) -> Iterat
         wsgi = server._server
         assert wsgi is not None
         wsgi.RequestHandlerClass = QuietHandler
-        wsgi.app = _one_dynamodb_request_at_a_time(wsgi.app)
+        wsgi.app = _one_dynamodb_request_at_a_time(
+            wsgi.app if meter is None else meter.wrap(wsgi.app)
+        )
         if counter is not None:
             wsgi.app = counter.wrap(wsgi.app)
         host, port = server.get_host_and_port()
