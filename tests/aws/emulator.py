@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from sqsjobs.testing import RequestCounter, RequestCounts, WsgiApp, local_aws
+from sqsjobs.testing_meter import BillingMeter
 
 ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -51,6 +52,8 @@ class ArrivalCounter(RequestCounter):
 
 
 COUNTER = ArrivalCounter()
+# Reads item images only inside a ``METER.record()`` block, so other tests pay nothing.
+METER = BillingMeter()
 
 
 class _Emulator:
@@ -63,7 +66,7 @@ class _Emulator:
             saved = {name: os.environ.get(name) for name in ENVIRONMENT}
             os.environ.update(ENVIRONMENT)
             self._stack.callback(_restore, saved)
-            self.url = self._stack.enter_context(local_aws(counter=COUNTER))
+            self.url = self._stack.enter_context(local_aws(counter=COUNTER, meter=METER))
             config.add_cleanup(self.stop)
         return self.url
 
