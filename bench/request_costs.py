@@ -7,14 +7,16 @@ of the emulator's speed. Scenarios:
 - happy path, busy: 100 jobs through ``enqueue_many`` and a worker at concurrency 10;
 - one retry: a job that fails once, then succeeds;
 - idempotent duplicate: the second ``enqueue`` of a request with the same key;
+- payload of 1, 10 and 100 KB: the happy path alone with a payload of that many KB;
 - delay past 15 minutes: derived, not run (a real 15-minute SQS delay is too long for a
   benchmark): the happy path plus one receive, one refused claim write and one
   ``ChangeMessageVisibility`` per 12-hour hop (see docs/aws-store.md and the hop tests).
 
 Prices (us-east-1, on-demand, list): DynamoDB $0.625 per million write request units and
 $0.125 per million read request units (since the November 2024 reduction); SQS standard
-$0.40 per million requests. Every item write also writes the list index (projection ALL),
-so a written item of up to 1 KB costs 2 WRU; a refused conditional write costs 1 WRU.
+$0.40 per million requests. Write and read units are measured, not assumed: the
+emulator's billing meter (``sqsjobs.testing_meter``) prices every DynamoDB request from
+the items' before and after images, list-index writes included.
 
     python bench/request_costs.py
 """
@@ -30,9 +32,8 @@ from collections.abc import Awaitable, Callable
 from sqsjobs import Backoff, EnqueueRequest, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
-
-WRU, RRU, SQS = 0.625, 0.125, 0.40  # dollars per million
-INDEX_WRITES = 2  # the table item and its list-index entry
+from sqsjobs.testing_billing import dollars_per_million_jobs
+from sqsjobs.testing_meter import BillingMeter, Read, Write, totals
 
 Scenario = Callable[[JobQueue, RequestCounter], Awaitable[tuple[RequestCounts, int]]]
 
@@ -89,35 +90,61 @@ async def duplicate(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCo
     return counter.counts() - before, 1
 
 
+def sized(kilobytes: int) -> Scenario:
+    """The happy path alone, with a payload of exactly this many KB of compact JSON."""
+
+    async def scenario(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
+        before = counter.counts()
+        await queue.enqueue("bench", {"data": "x" * (kilobytes * 1024 - len('{"data":""}'))})
+        await drain(queue, lambda ctx: None, 1, 1)
+        return counter.counts() - before, 1
+
+    return scenario
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy path, alone": alone,
     "happy path, busy (100 jobs)": busy,
     "one retry": retry,
     "idempotent duplicate": duplicate,
+    **{f"payload {kb} KB, alone": sized(kb) for kb in (1, 10, 100)},
 }
 
 
-def cost(writes: float, refused: float, reads: float, sqs: float) -> float:
-    """Dollars per million jobs."""
-    return (writes * INDEX_WRITES + refused) * WRU + reads * RRU + sqs * SQS
+class MeteredCounter(RequestCounter):
+    """Counts requests and notes where the meter's records stood at each ``counts()``, so
+    a scenario's bill starts where its request count does (at its first ``counts()``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[Write | Read] = []
+        self.marks: list[int] = []
+
+    def counts(self) -> RequestCounts:
+        self.marks.append(len(self.records))
+        return super().counts()
 
 
-async def run(
-    endpoint: str, counter: RequestCounter
-) -> list[tuple[str, float, float, float, float]]:
+Row = tuple[str, float, float, float, float, float]  # name, writes, WRU, reads, RRU, SQS
+
+
+async def run(endpoint: str, counter: MeteredCounter, meter: BillingMeter) -> list[Row]:
     rows = []
     for name, scenario in SCENARIOS.items():
         store = SqsJobStore.create(f"cost-{uuid.uuid4().hex[:8]}", endpoint_url=endpoint)
-        queue = JobQueue(store, backoff=Backoff(base=0.1, max=0.1))
-        counts, jobs = await scenario(queue, counter)
-        before = counter.counts()
-        await store.aclose()  # batched deletes still pending belong to the scenario
+        queue = JobQueue(store, backoff=Backoff(base=0.1, max=0.1), payload_max_bytes=200 * 1024)
+        with meter.record() as records:
+            counter.records, counter.marks = records, []
+            counts, jobs = await scenario(queue, counter)
+            before = counter.counts()
+            await store.aclose()  # batched deletes still pending belong to the scenario
         counts = counts + (counter.counts() - before)
-        refused = 1.0 if name == "idempotent duplicate" else 0.0
-        writes = counts.dynamodb_writes / jobs - refused
-        rows.append(
-            (name, writes, refused, counts.dynamodb_reads / jobs, counts.service("sqs") / jobs)
-        )
+        mine = [
+            record for record in records[counter.marks[0] :] if record.table == store.table_name
+        ]
+        wru, rru = totals(mine)
+        writes, reads = counts.dynamodb_writes / jobs, counts.dynamodb_reads / jobs
+        rows.append((name, writes, wru / jobs, reads, rru / jobs, counts.service("sqs") / jobs))
         print(f"\n{name}: requests per job")
         for (service, action), count in sorted(counts.requests.items()):
             print(f"  {service:<9} {action:<28} {count / jobs:7.3f}")
@@ -132,20 +159,22 @@ def main() -> None:
     }.items():
         os.environ.setdefault(name, value)
     logging.getLogger("sqsjobs").setLevel(logging.ERROR)  # the retry scenario's warning
-    counter = RequestCounter()
-    with local_aws(counter=counter) as endpoint:
-        rows = asyncio.run(run(endpoint, counter))
-    busy_row = rows[1]
-    # One more batched receive (0.11/job when busy) and one batched hide (0.1/job) per hop.
-    hop = ("delay past 15 min, one hop (derived, busy)", busy_row[1], 1.0, busy_row[3])
-    rows.append((*hop, busy_row[4] + 0.21))
-    header = ["scenario", "DynamoDB item writes", "refused writes", "reads", "SQS requests"]
+    counter, meter = MeteredCounter(), BillingMeter()
+    with local_aws(counter=counter, meter=meter) as endpoint:
+        rows = asyncio.run(run(endpoint, counter, meter))
+    name, writes, wru, reads, rru, sqs = rows[1]
+    # One refused claim write of the small item (1 WRU, no index write), one more batched
+    # receive (0.11/job when busy) and one batched hide (0.1/job) per hop.
+    rows.append(
+        ("delay past 15 min, one hop (derived, busy)", writes + 1, wru + 1, reads, rru, sqs + 0.21)
+    )
+    header = ["scenario", "DynamoDB write requests", "WRU", "read requests", "RRU", "SQS requests"]
     print("\n| " + " | ".join([*header, "$ per million jobs"]) + " |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for name, writes, refused, reads, sqs in rows:
+    print("|" + " --- |" * (len(header) + 1))
+    for name, writes, wru, reads, rru, sqs in rows:
         print(
-            f"| {name} | {writes:.2f} | {refused:.2f} | {reads:.2f} | {sqs:.2f} | "
-            f"{cost(writes, refused, reads, sqs):.2f} |"
+            f"| {name} | {writes:.2f} | {wru:.2f} | {reads:.2f} | {rru:.2f} | {sqs:.2f} | "
+            f"{dollars_per_million_jobs(wru, rru, sqs):.2f} |"
         )
 
 
