@@ -11,17 +11,32 @@ are what AWS would bill). Rounds keep the queue short because moto's SQS slows w
 queue depth (a receive from 1,700 messages takes seconds), which would measure moto
 rather than sqsjobs.
 
+Then the worker's own cost: ``--cpu-jobs`` jobs are enqueued and a worker in a
+subprocess (so the emulator's CPU, in this process, is not counted) drains them and
+reports its process CPU time (``time.process_time()``) per job. A second subprocess runs
+a plain loop of the same kind of write, conditional ``UpdateItem``s that move an item
+between statuses (and so between list-index keys) with ``ALL_NEW``, from as many
+concurrent clients as the worker's concurrency: the emulator's own write ceiling in the
+same run, against which the drain's DynamoDB write rate is a share.
+
     python bench/aws_throughput.py [--jobs 2000] [--round 200] [--concurrency 10]
+                                   [--cpu-jobs 200]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
+
+import aioboto3
 
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
@@ -118,20 +133,98 @@ def report(phases: list[Phase], jobs: int) -> None:
     print(f"  {'sqs':<9} {'all':<28} {total.service('sqs') / jobs:7.3f}")
 
 
+async def serve(endpoint: str, prefix: str, jobs: int, concurrency: int) -> dict[str, float]:
+    """The worker subprocess: drain ``jobs`` jobs; its CPU seconds and wall seconds."""
+    store = SqsJobStore.create(prefix, endpoint_url=endpoint)
+    drain = Drain(JobQueue(store), concurrency)
+    cpu, started = time.process_time(), time.perf_counter()
+    drain.worker.start()
+    await drain.until(jobs)
+    await drain.worker.stop()
+    await store.aclose()
+    return {"cpu": time.process_time() - cpu, "seconds": time.perf_counter() - started}
+
+
+async def write_loop(endpoint: str, table: str, clients: int, writes: int) -> dict[str, float]:
+    """The ceiling subprocess: ``clients`` concurrent loops of conditional status moves."""
+    session = aioboto3.Session()
+    async with session.client("dynamodb", endpoint_url=endpoint) as dynamodb:
+        page = await dynamodb.scan(TableName=table, Limit=clients, ProjectionExpression="pk")
+        keys = [item["pk"] for item in page["Items"]]
+
+        async def client(pk: dict[str, Any]) -> None:
+            statuses = ("completed", "running")
+            for n in range(writes // len(keys)):
+                old, new = statuses[n % 2], statuses[1 - n % 2]
+                await dynamodb.update_item(
+                    TableName=table,
+                    Key={"pk": pk},
+                    UpdateExpression="SET #s = :new, gsi_pk = :gsi, updated_at = :now",
+                    ConditionExpression="#s = :old",
+                    ExpressionAttributeNames={"#s": "status"},
+                    ExpressionAttributeValues={
+                        ":new": {"S": new},
+                        ":old": {"S": old},
+                        ":gsi": {"S": f"{new}#0"},
+                        ":now": {"N": repr(time.time())},
+                    },
+                    ReturnValues="ALL_NEW",
+                )
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client(pk) for pk in keys))
+        done = writes // len(keys) * len(keys)
+    return {"writes": done, "seconds": time.perf_counter() - started}
+
+
+def child(mode: str, *args: str) -> dict[str, float]:
+    command = [sys.executable, __file__, f"--{mode}", *args]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    figures: dict[str, float] = json.loads(output)
+    return figures
+
+
+def worker_cost(endpoint: str, jobs: int, concurrency: int) -> None:
+    prefix = f"cpu-{uuid.uuid4().hex[:8]}"
+    store = SqsJobStore.create(prefix, endpoint_url=endpoint)
+    asyncio.run(enqueue(JobQueue(store), jobs))
+    drained = child("worker", endpoint, prefix, str(jobs), str(concurrency))
+    ceiling = child("ceiling", endpoint, store.table_name, str(concurrency), str(2 * jobs))
+    rate = jobs / drained["seconds"]
+    ceiling_rate = ceiling["writes"] / ceiling["seconds"]
+    print(f"\nworker in its own process, {jobs} jobs, concurrency {concurrency}:")
+    print(f"  drain          {rate:8.1f} jobs/s ({2 * rate:.1f} UpdateItem/s)")
+    print(f"  worker CPU     {1000 * drained['cpu'] / jobs:8.2f} ms per job")
+    print(f"  ceiling        {ceiling_rate:8.1f} conditional UpdateItem/s ({concurrency} clients)")
+    print(f"  drain share    {2 * rate / ceiling_rate:8.0%} of the emulator's write ceiling")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--round", type=int, default=200, help="jobs per enqueue/drain round")
     parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--cpu-jobs", type=int, default=200, help="jobs for the worker's CPU")
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--ceiling", nargs=4, help=argparse.SUPPRESS)
     options = parser.parse_args()
     for name, value in CREDENTIALS.items():
         os.environ.setdefault(name, value)
+    if options.worker:
+        endpoint, prefix, jobs, concurrency = options.worker
+        print(json.dumps(asyncio.run(serve(endpoint, prefix, int(jobs), int(concurrency)))))
+        return
+    if options.ceiling:
+        endpoint, table, clients, writes = options.ceiling
+        print(json.dumps(asyncio.run(write_loop(endpoint, table, int(clients), int(writes)))))
+        return
     counter = RequestCounter()
     with local_aws(counter=counter) as endpoint:
         phases = asyncio.run(
             measure(endpoint, counter, options.jobs, options.round, options.concurrency)
         )
-    report(phases, options.jobs)
+        report(phases, options.jobs)
+        worker_cost(endpoint, options.cpu_jobs, options.concurrency)
 
 
 if __name__ == "__main__":
