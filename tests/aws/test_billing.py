@@ -106,3 +106,22 @@ async def test_a_duplicate_enqueue_bills_one_refused_write_and_no_index(
     assert isinstance(refused, Write) and not refused.succeeded
     assert refused.before == refused.after  # nothing was written
     assert [(c.index_name, c.units, c.kind) for c in refused.charges] == [(None, 1, "refused")]
+
+
+async def test_count_queries_bill_the_index_entries_they_evaluate(
+    store: SqsJobStore, prefix: str
+) -> None:
+    queue = JobQueue(store)
+    for n in range(3):  # entries of about 5.1 KB: 4,700 bytes of payload each
+        await queue.enqueue("bill", {"note": "ß" * 2_350, "n": n})
+    with METER.record() as records:
+        await store.stats(["default"])
+    reads = [record for record in records if record.table.startswith(prefix)]
+    assert len(reads) == 24  # six statuses, four shards each
+    assert all(isinstance(read, Read) for read in reads)
+    queries = [read for read in reads if isinstance(read, Read)]
+    assert {(read.action, read.index_name) for read in queries} == {("Query", "by_status")}
+    assert sum(read.evaluated for read in queries) == 3
+    # Eventually consistent, rounded over the sum: half a unit per 4 KB, at least half.
+    by_count = {0: 0.5, 1: 1.0, 2: 1.5, 3: 2.0}
+    assert [read.units for read in queries] == [by_count[read.evaluated] for read in queries]
