@@ -86,6 +86,13 @@ class Read(NamedTuple):
     units: float
 
 
+class _Unreadable(Exception):
+    """The meter could not read what a request names (the emulator refused its read)."""
+
+
+_UNREADABLE = (_Unreadable, KeyError, TypeError, AttributeError)
+
+
 class _Response(NamedTuple):
     status: int
     error: str
@@ -148,12 +155,23 @@ class _Session:
         self._schemas = schemas
 
     def serve(self, action: str, start_response: Callable[..., Any]) -> tuple[Any, list[Any]]:
+        """Serve the request; its records, none when it was invalid (AWS bills none).
+
+        A request that names no table or key the meter can read (a missing table, a
+        malformed item) goes on unmetered, so the client sees the emulator's own error.
+        """
         if action in READS:
             captured = self._pass_on(start_response)
-            records: list[Any] = self._reads(action)
+            try:
+                records: list[Any] = self._reads(action)
+            except _UNREADABLE:
+                records = []
             return captured, records
-        targets = self._write_targets(action)
-        befores = [self._item(table, key) for table, key, _, _ in targets]
+        try:
+            targets = self._write_targets(action)
+            befores = [self._item(table, key) for table, key, _, _ in targets]
+        except _UNREADABLE:
+            return self._pass_on(start_response), []
         status: list[str] = []
 
         def capture(code: str, headers: Any, exc_info: Any = None) -> Any:
@@ -207,10 +225,11 @@ class _Session:
             return [self._target(request["TableName"], request, action.removesuffix("Item"))]
         if action == "BatchWriteItem":
             return [
-                self._target(table, entry.get("PutRequest") or entry["DeleteRequest"], kind)
+                self._target(table, entry["PutRequest"], "Put")
+                if "PutRequest" in entry
+                else self._target(table, entry["DeleteRequest"], "Delete")
                 for table, entries in request.get("RequestItems", {}).items()
                 for entry in entries
-                for kind in ("Put" if "PutRequest" in entry else "Delete",)
             ]
         return [
             self._target(part["TableName"], part, kind)
@@ -293,14 +312,17 @@ class _Session:
 
         response = _parse(b"".join(self._app(environ, capture)), status)
         if response.status != 200:
-            raise RuntimeError(f"the billing meter's {action} failed: {response.error}")
+            raise _Unreadable(f"the billing meter's {action} failed: {response.error}")
         return response
 
 
 def _parse(body: bytes, status: list[str]) -> _Response:
     """The status code, error type (``ConditionalCheckFailedException``) and JSON body."""
-    data = json.loads(body or b"{}")
-    error = str(data.get("__type", "")).rpartition("#")[2]
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:  # not a DynamoDB reply (an emulator crash page)
+        data = {}
+    error = str(data.get("__type", "")).rpartition("#")[2] if isinstance(data, dict) else ""
     return _Response(int(status[0].split()[0]), error, data)
 
 

@@ -14,6 +14,10 @@ import time
 import zlib
 from typing import Any
 
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
 from sqsjobs import JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing_billing import item_size
@@ -125,3 +129,14 @@ async def test_count_queries_bill_the_index_entries_they_evaluate(
     # Eventually consistent, rounded over the sum: half a unit per 4 KB, at least half.
     by_count = {0: 0.5, 1: 1.0, 2: 1.5, 3: 2.0}
     assert [read.units for read in queries] == [by_count[read.evaluated] for read in queries]
+
+
+def test_a_request_the_meter_cannot_read_reaches_the_emulator_unmetered(
+    aws_endpoint: str, prefix: str
+) -> None:
+    dynamodb = boto3.client("dynamodb", endpoint_url=aws_endpoint)
+    with METER.record() as records, pytest.raises(ClientError) as refused:
+        dynamodb.put_item(TableName=f"{prefix}-missing", Item={"pk": {"S": "job#1"}})
+    dynamodb.close()
+    assert refused.value.response["Error"]["Code"] == "ResourceNotFoundException"
+    assert records == []
