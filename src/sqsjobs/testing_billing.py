@@ -31,10 +31,10 @@ The rules, from the DynamoDB Developer Guide:
   written, so no index is charged. For ``UpdateItem`` and ``DeleteItem`` the would-be
   image is not known without evaluating the update, so the existing item sizes it.
   ``ReturnValuesOnConditionCheckFailure`` adds no read.
-- **Global secondary indexes** ("Global secondary indexes in DynamoDB", section
-  "Provisioned throughput considerations... writes",
-  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): an item is
-  in an index only when it has every index key attribute. Per index, a write costs
+- **Global secondary indexes** ("Global secondary indexes in DynamoDB", its section on
+  provisioned throughput for writes,
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes):
+  an item is in an index only when it has every index key attribute. Per index, a write costs
   nothing when the item is in it neither before nor after, one write when it enters or
   leaves it, two (delete the old entry, put the new one) when an index key attribute
   changes, one when only projected non-key attributes change, and nothing when nothing

@@ -15,6 +15,10 @@ already served one at a time, nothing can change an item between the meter's rea
 the request itself, so the images are exact. The extra requests are not seen by
 ``RequestCounter`` (which wraps outside the lock), so request budgets stay exact.
 
+Batch and transactional writes are priced item by item (transactions at twice the
+units); a cancelled transaction bills each of its items like a refused conditional
+write, and a request the emulator rejects as invalid bills nothing, as on AWS.
+
 Reads are re-run without their filter and projection (``Limit`` applies before a filter,
 so the same ``Limit`` and start key evaluate the same items) to size what AWS bills:
 the items evaluated, whole, as stored in the table or the index.
