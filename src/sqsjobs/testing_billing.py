@@ -103,7 +103,7 @@ class Charge(NamedTuple):
     index_name: str | None
     partition: str
     units: int
-    kind: Literal["put", "delete", "update", "refused"]
+    kind: Literal["put", "delete", "update", "refused", "check"]
 
 
 def attribute_size(value: Mapping[str, Any]) -> int:

@@ -213,7 +213,7 @@ class _Session:
             if kind == "ConditionCheck":
                 units = write_units(item_size(before))
                 key = partition_text(before, schema.keys[0])
-                charges = [Charge(None, key, units, "refused")]
+                charges = [Charge(None, key, units, "check")]
             else:
                 charges = write_charges(
                     schema, before, after, succeeded=not refused, attempted=attempted

@@ -140,3 +140,46 @@ def test_a_request_the_meter_cannot_read_reaches_the_emulator_unmetered(
     dynamodb.close()
     assert refused.value.response["Error"]["Code"] == "ResourceNotFoundException"
     assert records == []
+
+
+def test_batch_and_transactional_writes_are_priced_item_by_item(
+    store: SqsJobStore, aws_endpoint: str, prefix: str
+) -> None:
+    table = store.table_name
+    dynamodb = boto3.client("dynamodb", endpoint_url=aws_endpoint)
+
+    def item(n: int) -> dict[str, dict[str, str]]:
+        return {
+            "pk": {"S": f"job#{n}"},
+            "gsi_pk": {"S": "queued#0"},
+            "gsi_sk": {"S": f"default#{time.time():020.6f}#{n}"},
+        }
+
+    with METER.record() as records:
+        dynamodb.batch_write_item(
+            RequestItems={table: [{"PutRequest": {"Item": item(n)}} for n in (1, 2)]}
+        )
+        dynamodb.batch_write_item(
+            RequestItems={table: [{"DeleteRequest": {"Key": {"pk": {"S": "job#2"}}}}]}
+        )
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table, "Item": item(3)}},
+                {
+                    "ConditionCheck": {
+                        "TableName": table,
+                        "Key": {"pk": {"S": "job#1"}},
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
+            ]
+        )
+    dynamodb.close()
+    writes = [record for record in records if isinstance(record, Write)]
+    assert [(w.action, [(c.index_name, c.units, c.kind) for c in w.charges]) for w in writes] == [
+        ("BatchWriteItem", [(None, 1, "put"), ("by_status", 1, "put")]),
+        ("BatchWriteItem", [(None, 1, "put"), ("by_status", 1, "put")]),
+        ("BatchWriteItem", [(None, 1, "delete"), ("by_status", 1, "delete")]),
+        ("TransactWriteItems", [(None, 2, "put"), ("by_status", 2, "put")]),
+        ("TransactWriteItems", [(None, 2, "check")]),  # checked, not written: table only
+    ]
