@@ -62,6 +62,11 @@ class Delivery(NamedTuple):
 
     job: Job
     message: Message
+    lane: str | None = None  # the priority lane's URL it came from; None: the job's queue
+
+    def layout(self, layout: Layout) -> Layout:
+        """``layout`` as the flows that act on this delivery's message must see it."""
+        return layout if self.lane is None else layout.via(self.job.queue, self.lane)
 
     @property
     def key(self) -> tuple[str, str]:

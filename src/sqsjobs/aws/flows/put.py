@@ -39,11 +39,18 @@ def placed(job: Job) -> Job:
 
 
 def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
-    url = layout.url(job.queue)
+    urls = _urls(layout, job)
     result = yield from _write(layout, placed(job), fingerprint, now)
     if not result.duplicate:
-        yield sqs.send(url, _body(result.job), _delay(result.job, now))
+        for url in urls:
+            yield sqs.send(url, _body(result.job), _delay(result.job, now))
     return result
+
+
+def _urls(layout: Layout, job: Job) -> list[str]:
+    """Where a new job's message goes: its queue, and its priority lane if it has one."""
+    lane = layout.lane_url(job.queue, job.priority)
+    return [layout.url(job.queue)] if lane is None else [layout.url(job.queue), lane]
 
 
 def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
@@ -221,7 +228,8 @@ def _deliver(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Fl
     by_url: dict[str, list[Job]] = {}
     for result in written:
         if not result.duplicate:
-            by_url.setdefault(layout.url(result.job.queue), []).append(result.job)
+            for url in _urls(layout, result.job):
+                by_url.setdefault(url, []).append(result.job)
     for url, jobs in by_url.items():
         for batch in sqs.chunks(jobs):
             entries = [(_body(job), _delay(job, now)) for job in batch]

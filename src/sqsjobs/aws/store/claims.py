@@ -31,6 +31,7 @@ from ..wire.layout import Layout
 from ..wire.protocol import Flow, public_error
 from ..wire.sqs import Message
 from .background import Background
+from .lanes import LanePicker
 from .state import StoreState
 
 T = TypeVar("T")
@@ -54,6 +55,7 @@ class Claims:
         self._run = run
         self._background = background
         self._release = release
+        self._lanes = LanePicker()
 
     async def claim(
         self, queue: str, worker_id: str, now: float, limit: int, wait: float
@@ -62,20 +64,53 @@ class Claims:
 
         The receive long-polls for up to ``wait`` seconds (capped at ``wait_time``); after a
         long poll, due-ness and the lease are reckoned from ``now`` plus the time waited.
+        A queue with priority lanes reads them first while it is busy (``lanes``).
         """
         layout = await self._run(self._state.described([queue]))
-        messages = self._background.held.take(queue, limit, time.monotonic())
+        lanes = layout.lanes.get(queue, ())
+        if lanes and self._lanes.lanes_worth_reading(queue):
+            if self._lanes.queue_first(queue):
+                jobs, received = await self._take(layout, queue, None, worker_id, now, limit, 0)
+                if jobs:
+                    self._lanes.queue_read(queue, received, len(jobs))
+                    return jobs
+            for _, lane in lanes:
+                if self._lanes.quiet(lane, time.monotonic()):
+                    continue
+                jobs, received = await self._take(layout, queue, lane, worker_id, now, limit, 0)
+                self._lanes.lane_read(queue, lane, received, len(jobs), time.monotonic())
+                if jobs:
+                    return jobs
+        jobs, received = await self._take(layout, queue, None, worker_id, now, limit, wait)
+        if lanes:
+            self._lanes.queue_read(queue, received, len(jobs))
+        return jobs
+
+    async def _take(
+        self,
+        layout: Layout,
+        queue: str,
+        lane: str | None,
+        worker_id: str,
+        now: float,
+        limit: int,
+        wait: float,
+    ) -> tuple[list[Job], bool]:
+        """Claim from the queue or one of its lanes: the jobs, and whether it had messages."""
+        source = queue if lane is None else lane  # held messages are kept per SQS queue
+        view = layout if lane is None else layout.via(queue, lane)
+        messages = self._background.held.take(source, limit, time.monotonic())
         if not messages:
-            messages, now = await self._receive(layout, queue, limit, wait, now)
+            messages, now = await self._receive(view, queue, source, limit, wait, now)
         if not messages:
-            return []
-        step = asyncio.ensure_future(self._claim(layout, queue, messages, worker_id, now))
+            return [], False
+        step = asyncio.ensure_future(self._claim(view, queue, messages, worker_id, now, lane))
         try:
             deliveries = await asyncio.shield(step)
         except asyncio.CancelledError:
             self._background.spawn(self._release_claimed(step))
             raise
-        return [delivery.job for delivery in deliveries]
+        return [delivery.job for delivery in deliveries], True
 
     async def claim_messages(
         self, queue: str, messages: Sequence[Message], worker_id: str, now: float
@@ -85,18 +120,18 @@ class Claims:
         return await self._claim(layout, queue, messages, worker_id, now)
 
     async def _receive(
-        self, layout: Layout, queue: str, limit: int, wait: float, now: float
+        self, layout: Layout, queue: str, source: str, limit: int, wait: float, now: float
     ) -> tuple[list[Message], float]:
         """Messages for this claim (the rest are held for the next), and ``now`` after it."""
         wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._state.wait)
-        size = self._background.held.receive_size(queue, limit, time.monotonic())
+        size = self._background.held.receive_size(source, limit, time.monotonic())
         started = time.monotonic()
         url = layout.url(queue)
         flow = receive(url, size, wait_seconds, self._state.visibility_of(queue))
         messages = await self._run(flow)
         if wait_seconds:
             now += time.monotonic() - started
-        self._background.hold(queue, url, messages[limit:])
+        self._background.hold(source, url, messages[limit:])
         return messages[:limit], now
 
     async def _claim(
@@ -106,17 +141,19 @@ class Claims:
         messages: Sequence[Message],
         worker_id: str,
         now: float,
+        lane: str | None = None,
     ) -> list[Delivery]:
         visibility = self._state.visibility_of(queue)
         flow = claim.claim_received(layout, queue, messages, worker_id, now, visibility)
         claimed = await self._run(flow)
         _log_disposed(queue, claimed)
-        for delivery in claimed.deliveries:
+        deliveries = [delivery._replace(lane=lane) for delivery in claimed.deliveries]
+        for delivery in deliveries:
             self._state.deliveries.add(delivery)
             self._state.visibility[queue] = sqs.visibility_for(delivery.job.lease)
-        if claimed.errors and not claimed.deliveries:
+        if claimed.errors and not deliveries:
             raise public_error(claimed.errors[0])
-        return claimed.deliveries
+        return deliveries
 
     async def _release_claimed(self, step: asyncio.Future[list[Delivery]]) -> None:
         try:

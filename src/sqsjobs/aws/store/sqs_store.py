@@ -26,6 +26,7 @@ from ..._validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
 from ..transports.boto import BotoTransport
+from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
 from . import operations
 from .async_send import AsyncSend
@@ -214,7 +215,7 @@ class SqsJobStore:
         self, job_id: str, lease_token: str, lease_until: float, now: float
     ) -> bool:
         delivery = self._state.deliveries.get(job_id, lease_token)
-        layout = self._state.layout
+        layout = self._layout_for(delivery)
         flow = settle.heartbeat(layout, delivery, job_id, lease_token, lease_until, now)
         held = await self._run(flow)
         if not held:  # the lease is lost: no outcome will be recorded under this claim
@@ -227,7 +228,7 @@ class SqsJobStore:
         done = await self._run(flow)
         delivery = self._state.deliveries.pop(job_id, lease_token)
         if done and delivery is not None and self._mode.delete_on_complete:
-            url = self._state.layout.url(delivery.job.queue)
+            url = self._layout_for(delivery).url(delivery.job.queue)
             self._background.delete_soon(url, delivery.message.receipt_handle)
         return done
 
@@ -235,14 +236,19 @@ class SqsJobStore:
         self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
     ) -> bool:
         delivery = await self._delivery(job_id, lease_token)
-        layout = self._state.layout
+        layout = self._layout_for(delivery)
         flow = settle.fail(layout, delivery, job_id, lease_token, error, retry_at, now)
         return await self._recorded(flow, job_id, lease_token)
 
     async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
         delivery = await self._delivery(job_id, lease_token)
-        flow = settle.release(self._state.layout, delivery, job_id, lease_token, error, now)
+        layout = self._layout_for(delivery)
+        flow = settle.release(layout, delivery, job_id, lease_token, error, now)
         return await self._recorded(flow, job_id, lease_token)
+
+    def _layout_for(self, delivery: Delivery | None) -> Layout:
+        layout = self._state.layout
+        return layout if delivery is None else delivery.layout(layout)
 
     async def _delivery(self, job_id: str, lease_token: str) -> Delivery | None:
         """The message that delivered this claim (its queue described), if this store knows."""

@@ -16,6 +16,9 @@ from .sqs import QueueInfo
 
 NONE: Mapping[str, str] = MappingProxyType({})
 NOTHING_DESCRIBED: Mapping[str, QueueInfo] = MappingProxyType({})
+# A queue's priority lanes: (lowest priority it carries, SQS queue URL), highest first.
+Lanes = tuple[tuple[int, str], ...]
+NO_LANES: Mapping[str, Lanes] = MappingProxyType({})
 
 
 class Layout(NamedTuple):
@@ -27,6 +30,7 @@ class Layout(NamedTuple):
     dead_retention: float = 1_209_600.0
     clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
     resend_after: float = 60.0  # a duplicate enqueue re-sends a message older than this
+    lanes: Mapping[str, Lanes] = NO_LANES
 
     def url(self, queue: str) -> str:
         try:
@@ -44,6 +48,32 @@ class Layout(NamedTuple):
         if described is not None:
             return described
         return QueueInfo(self.url(queue), self.dead_letter_urls.get(queue), None)
+
+    def lane_url(self, queue: str, priority: int) -> str | None:
+        """The lane a job of ``priority`` also goes to, besides its queue; ``None``: none.
+
+        Every job's message goes to the queue itself, so an idle worker needs to listen
+        there only; a job in a lane's band sends a second copy to the lane, which a
+        busy worker reads first.
+        """
+        for lowest, url in self.lanes.get(queue, ()):
+            if priority >= lowest:
+                return url
+        return None
+
+    def via(self, queue: str, url: str) -> Layout:
+        """This layout as seen by messages of one of ``queue``'s lanes.
+
+        A lane shares its queue's DLQ, receive limit and retention, so the flows that
+        hide, delete or dead-letter a lane's messages read the queue's facts with the
+        lane's URL.
+        """
+        if url == self.url(queue):
+            return self
+        info = self.info(queue)._replace(url=url)
+        return self._replace(
+            queue_urls={**self.queue_urls, queue: url}, described={**self.described, queue: info}
+        )
 
     def with_info(self, queue: str, info: QueueInfo) -> Layout:
         return self._replace(described={**self.described, queue: info})
