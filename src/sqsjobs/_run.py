@@ -167,6 +167,7 @@ class JobRun:
         except Exception as error:
             await self.permits.free(now)
             why = f"limit slots unavailable ({describe_error(error)})"
+            self._log(logging.WARNING, Event.LIMIT_SLOT, f"Job {self.job.id}: {why}", error=why)
             return Deferral(why, defer_delay(None, None, now, _RANDOM.random()))
 
     async def _supervise(self, spec: HandlerSpec, payload: Any) -> Outcome:

@@ -24,13 +24,13 @@ def take_slot(
     ends: list[float] = []
     for slot in order:
         try:
-            yield slots.take(layout.table, key, slot, holder, until, now, layout.clock_skew)
+            yield slots.take(layout.table, key, slot, holder, until, now)
         except ConditionFailed as held:
             who, ends_at = slots.holder_of(held.item)
             if who == holder:
                 return (slot, None)
             if ends_at is not None:
-                ends.append(ends_at + layout.clock_skew)
+                ends.append(ends_at)
             continue
         return (slot, None)
     return (None, min(ends) if ends else None)
