@@ -29,6 +29,7 @@ from ._drain import drain
 from ._errors import JobConfigError, describe_error
 from ._handlers import Handler, JobRegistry
 from ._lease import after_lease
+from ._limits import slot_store
 from ._log import Event, default_logger, log_event
 from ._models import Job
 from ._queue import JobQueue
@@ -72,6 +73,8 @@ class JobWorker:
         clock: Callable[[], float] | None = None,
     ) -> None:
         registry = JobRegistry.from_handlers(handlers)
+        if any(spec.limits for spec in map(registry.get, registry) if spec is not None):
+            slot_store(queue.store)  # limited handlers need the store's slots: refused now
         self._concurrency = integer(
             concurrency, "concurrency", minimum=1, maximum=MAX_CONCURRENCY, code=None
         )

@@ -91,6 +91,19 @@ def test_a_worker_refuses_a_tenant_cap_out_of_range() -> None:
         JobWorker(JobQueue(MemoryJobStore()), registry, tenant_concurrency=0)
 
 
+class NoSlots(MemoryJobStore):
+    """A store without the slot operations (a custom store written before limits)."""
+
+    take_slot = None  # type: ignore[assignment]
+
+
+def test_a_worker_refuses_limited_handlers_on_a_store_without_slots() -> None:
+    registry = JobRegistry()
+    registry.add("report.build", lambda ctx: None, concurrency=2)
+    with pytest.raises(JobConfigError, match="NoSlots has no limit slots"):
+        JobWorker(JobQueue(NoSlots()), registry)  # type: ignore[arg-type]
+
+
 async def test_two_workers_never_run_more_than_the_concurrency_limit() -> None:
     runs, registry = Runs(), JobRegistry()
     registry.add("report.build", runs.run, concurrency=2)
