@@ -8,6 +8,10 @@ of the emulator's speed. Scenarios:
 - one retry: a job that fails once, then succeeds;
 - idempotent duplicate: the second ``enqueue`` of a request with the same key;
 - payload of 1, 10 and 100 KB: the happy path alone with a payload of that many KB;
+- limited handlers: 100 jobs of a handler with ``concurrency=`` or ``rate=``, through a
+  worker at concurrency 10: a limit with room to spare, a saturated one (starts deferred
+  and claimed again) and a rate. Slot items have no list-index entry (1 WRU a write),
+  and a refused take is a refused conditional write; the table counts them as writes;
 - delay past 15 minutes: derived, not run (a real 15-minute SQS delay is too long for a
   benchmark): the happy path plus one receive, one refused claim write and one
   ``ChangeMessageVisibility`` per 12-hour hop (see docs/aws-store.md and the hop tests).
@@ -28,8 +32,9 @@ import logging
 import os
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from sqsjobs import Backoff, EnqueueRequest, JobContext, JobQueue, JobWorker
+from sqsjobs import Backoff, EnqueueRequest, JobContext, JobQueue, JobRegistry, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
 from sqsjobs.testing_billing import dollars_per_million_jobs
@@ -39,7 +44,11 @@ Scenario = Callable[[JobQueue, RequestCounter], Awaitable[tuple[RequestCounts, i
 
 
 async def drain(
-    queue: JobQueue, handler: Callable[..., object], jobs: int, concurrency: int
+    queue: JobQueue,
+    handler: Callable[..., object],
+    jobs: int,
+    concurrency: int,
+    registry: JobRegistry | None = None,
 ) -> None:
     done = asyncio.Event()
     finished = 0
@@ -50,7 +59,8 @@ async def drain(
         if finished == jobs:
             done.set()
 
-    worker = JobWorker(queue, {"bench": handler}, concurrency=concurrency, on_complete=completed)
+    handlers = registry if registry is not None else {"bench": handler}
+    worker = JobWorker(queue, handlers, concurrency=concurrency, on_complete=completed)
     async with worker:
         await done.wait()
 
@@ -102,12 +112,29 @@ def sized(kilobytes: int) -> Scenario:
     return scenario
 
 
+def limited(jobs: int, at_once: int, **limits: Any) -> Scenario:
+    """``jobs`` no-op jobs of a handler with ``limits``, through one worker."""
+
+    async def scenario(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
+        registry = JobRegistry()
+        registry.add("bench", lambda ctx: None, **limits)
+        before = counter.counts()
+        await queue.enqueue_many([EnqueueRequest("bench", {"n": n}) for n in range(jobs)])
+        await drain(queue, lambda ctx: None, jobs, at_once, registry)
+        return counter.counts() - before, jobs
+
+    return scenario
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy path, alone": alone,
     "happy path, busy (100 jobs)": busy,
     "one retry": retry,
     "idempotent duplicate": duplicate,
     **{f"payload {kb} KB, alone": sized(kb) for kb in (1, 10, 100)},
+    "concurrency limit 20, never full (100 jobs, 10 at once)": limited(100, 10, concurrency=20),
+    "concurrency limit 2, saturated (100 jobs, 10 at once)": limited(100, 10, concurrency=2),
+    "rate limit 20 per second (100 jobs, 10 at once)": limited(100, 10, rate=(20, 1.0)),
 }
 
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from ._crons import cron_class, merged
 from ._errors import JobConfigError, JobFatalError
+from ._limits import HandlerLimits
 from ._log import job_fields
 from ._models import Job
 from ._validation import (
@@ -142,6 +143,7 @@ class HandlerSpec(NamedTuple):
     order: tuple[str, ...]  # "payload" / "ctx" in the order the function takes them
     is_async: bool
     defaults: HandlerDefaults = NO_DEFAULTS
+    limits: HandlerLimits | None = None  # fleet-wide, through the store's slots
 
     @classmethod
     def inspect(
@@ -183,6 +185,13 @@ class HandlerSpec(NamedTuple):
 
     def arguments(self, ctx: JobContext) -> list[Any]:
         return [ctx.payload if part == "payload" else ctx for part in self.order]
+
+
+def _checked(options: dict[str, Any]) -> tuple[HandlerDefaults, HandlerLimits | None]:
+    """A handler's options, each checked as its rule says; refused before anything is kept."""
+    names = ("concurrency", "rate", "per_tenant")
+    defaults = {k: v for k, v in options.items() if k not in names}
+    return HandlerDefaults.build(**defaults), HandlerLimits.build(**{k: options[k] for k in names})
 
 
 def _listed(problems: list[ErrorDetails]) -> str:
@@ -253,19 +262,21 @@ class JobRegistry:
         max_attempts: int | None = None,
         timeout: float | timedelta | None = None,
         lease: float | timedelta | None = None,
+        concurrency: int | None = None,
+        rate: tuple[int, float] | None = None,
+        per_tenant: bool = False,
     ) -> Callable[[F], F]:
         """Register the decorated function as the handler for job ``name``.
 
-        The other options are defaults for its jobs (``HandlerDefaults``), checked here.
+        ``queue`` to ``lease`` are defaults for its jobs (``HandlerDefaults``);
+        ``concurrency``, ``rate`` and ``per_tenant`` limit its runs fleet-wide
+        (``HandlerLimits``). All are checked here, before any function is given.
         """
-        options: dict[str, Any] = {
-            "queue": queue,
-            "max_attempts": max_attempts,
-            "timeout": timeout,
-            "lease": lease,
-        }
+        options: dict[str, Any] = {"queue": queue, "max_attempts": max_attempts}
+        options |= {"timeout": timeout, "lease": lease, "concurrency": concurrency}
+        options |= {"rate": rate, "per_tenant": per_tenant}
         check_job_name(name)
-        HandlerDefaults.build(**options)  # refused at the decorator, before any function
+        _checked(options)
 
         def register(function: F) -> F:
             self.add(name, function, model=model, **options)
@@ -283,14 +294,19 @@ class JobRegistry:
         max_attempts: int | None = None,
         timeout: float | timedelta | None = None,
         lease: float | timedelta | None = None,
+        concurrency: int | None = None,
+        rate: tuple[int, float] | None = None,
+        per_tenant: bool = False,
     ) -> None:
         check_job_name(name)
-        defaults = HandlerDefaults.build(
-            queue=queue, max_attempts=max_attempts, timeout=timeout, lease=lease
+        defaults, limits = _checked(
+            {"queue": queue, "max_attempts": max_attempts, "timeout": timeout, "lease": lease}
+            | {"concurrency": concurrency, "rate": rate, "per_tenant": per_tenant}
         )
         if name in self._specs:
             raise JobConfigError("invalid_option", f"A handler for {name!r} is already registered")
-        self._specs[name] = HandlerSpec.inspect(name, function, model, defaults)
+        spec = HandlerSpec.inspect(name, function, model, defaults)
+        self._specs[name] = spec._replace(limits=limits)
 
     def defaults(self, name: str) -> HandlerDefaults:
         """What the handler for ``name`` declares; nothing for a name with no handler."""

@@ -60,6 +60,7 @@ class Lease:
         *,
         deadline: float | None,
         on_lost: Callable[[], None],
+        on_extended: Callable[[float, float], Awaitable[None]] | None = None,
     ) -> None:
         assert job.lease_token is not None, "a claimed job carries its lease token"
         self.job = job
@@ -69,6 +70,7 @@ class Lease:
         self.log = log
         self.deadline = deadline  # time.monotonic() of the invocation's deadline, if any
         self.on_lost = on_lost
+        self.on_extended = on_extended  # (until, now): what else the run holds for its lease
         self.until = (  # as last extended, on ``clock``
             job.lease_until.timestamp() if job.lease_until is not None else clock() + job.lease
         )
@@ -104,6 +106,8 @@ class Lease:
             held = await self.store.heartbeat(self.job.id, self.token, until, now)
         if held:
             self.until = until
+            if self.on_extended is not None:
+                await self.on_extended(until, now)
         else:
             self.lost.set()
             self.on_lost()

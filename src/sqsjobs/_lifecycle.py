@@ -93,6 +93,14 @@ def after_failure(
     return DELAYED, retry_at
 
 
+def after_release(run_at: float | None, now: float) -> tuple[JobStatus, float]:
+    """Status and ``run_at`` after a release: back at once, or (a start that a limit or a
+    tenant's cap deferred) waiting until ``run_at``; either way the attempt is not counted."""
+    if run_at is None or run_at <= now:
+        return QUEUED, now
+    return DELAYED, run_at
+
+
 def expires_at(
     status: JobStatus, at: float, retention: float, dead_retention: float
 ) -> float | None:

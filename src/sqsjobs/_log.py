@@ -46,6 +46,8 @@ class Event(StrEnum):
     MEMORY_STORE_IN_PRODUCTION = "jobs.memory_store_in_production"
     MALFORMED_MESSAGE = "jobs.malformed_message"
     UNKNOWN_JOB = "jobs.unknown_job"
+    DEFERRED = "jobs.deferred"  # a limit or a tenant's cap held a start back
+    LIMIT_SLOT = "jobs.limit_slot"  # a limit slot could not be extended or freed
 
 
 def default_logger(logger: logging.Logger | None) -> logging.Logger:

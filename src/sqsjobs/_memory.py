@@ -14,8 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._memory_core import MemoryCore
+from ._memory_slots import MemorySlots
 from ._models import Job
 from ._requests import EnqueueResult, JobFilter, JobPage
+from ._store import SlotTaken
 from ._validation import dump_json, integer, plain_json, seconds
 
 
@@ -42,6 +44,7 @@ class MemoryJobStore:
             seconds(dead_retention, "dead_retention", code=None),
             clock,
         )
+        self._slots = MemorySlots()
         self.sync = MemorySyncView(self._core)
 
     async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
@@ -92,8 +95,21 @@ class MemoryJobStore:
     ) -> bool:
         return self._core.fail(job_id, lease_token, error, retry_at, now)
 
-    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
-        return self._core.release(job_id, lease_token, error, now)
+    async def release(
+        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
+    ) -> bool:
+        return self._core.release(job_id, lease_token, error, now, run_at)
+
+    async def take_slot(
+        self, key: str, order: Sequence[int], holder: str, until: float, now: float
+    ) -> SlotTaken:
+        return self._slots.take(key, order, holder, until, now)
+
+    async def extend_slot(self, key: str, slot: int, holder: str, until: float, now: float) -> bool:
+        return self._slots.extend(key, slot, holder, until)
+
+    async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool:
+        return self._slots.free(key, slot, holder)
 
     async def cancel(self, job_id: str, now: float) -> bool:
         return self._core.cancel(job_id, now)

@@ -39,6 +39,7 @@ from ._lifecycle import (
     TERMINAL,
     ClaimDecision,
     after_failure,
+    after_release,
     expires_at,
     holds_lease,
     is_expired,
@@ -235,15 +236,17 @@ class MemoryCore:
             self._move_to(record, status, now)
             return True
 
-    def release(self, job_id: str, token: str, error: str, now: float) -> bool:
+    def release(
+        self, job_id: str, token: str, error: str, now: float, run_at: float | None = None
+    ) -> bool:
         with self.lock:
             record = self._leased(job_id, token)
             if record is None:
                 return False
+            status, record.run_at = after_release(run_at, now)
             record.attempts -= 1
             record.last_error = error
-            record.run_at = now
-            self._move_to(record, QUEUED, now)
+            self._move_to(record, status, now)
             return True
 
     def cancel(self, job_id: str, now: float) -> bool:

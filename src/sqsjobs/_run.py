@@ -13,6 +13,11 @@
                                                       or an operator cancelled the job
             stop / cutoff ──► release: queued again at once, the attempt not counted
 
+Before the handler starts, a job the worker holds back (its tenant's cap) or whose
+handler's limits have no free slot (``_limits``) is deferred: released ``delayed`` by a
+short delay, the attempt not counted. Limit slots are extended with each heartbeat and
+freed once the outcome is recorded, whatever it was.
+
 The timeout is the job's own when its producer passed one, else its handler's when the
 handler declares one (``HandlerDefaults.run_timeout``), else the record's default.
 
@@ -32,6 +37,7 @@ import concurrent.futures
 import functools
 import inspect
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable
 from enum import Enum
@@ -42,6 +48,7 @@ from ._errors import JobConfigError, JobFatalError, JobTimeoutError, describe_er
 from ._handlers import HandlerSpec, JobContext, JobRegistry, context_logger
 from ._lease import Lease, Written, cancelled
 from ._lifecycle import STOPPING_ERROR
+from ._limits import Deferral, HandlerLimits, Permits, defer_delay
 from ._log import Event, log_event
 from ._models import Job
 from ._store import JobStore
@@ -50,6 +57,7 @@ from ._validation import checked_json
 Reason = Literal["timeout", "lease_lost", "stop", "cutoff"]
 CUTOFF_ERROR = "invocation deadline reached"
 Hook = Callable[..., Any]
+_RANDOM = random.Random()  # slot order and deferral jitter
 
 
 class Outcome(Enum):
@@ -57,6 +65,7 @@ class Outcome(Enum):
     RETRY = "retry"
     DEAD = "dead"
     RELEASED = "released"
+    DEFERRED = "deferred"  # a limit or a tenant's cap held its start back: delayed, not counted
     LOST = "lost"  # the store refused the write: another claim owns the job now
     UNRECORDED = "unrecorded"  # the write kept failing: the next claim after the lease has it
 
@@ -84,7 +93,14 @@ class RunSettings(NamedTuple):
 class JobRun:
     """One claimed job, run to an outcome the store accepted (or refused)."""
 
-    def __init__(self, job: Job, settings: RunSettings, *, cutoff: float | None = None) -> None:
+    def __init__(
+        self,
+        job: Job,
+        settings: RunSettings,
+        *,
+        cutoff: float | None = None,
+        held_back: str | None = None,
+    ) -> None:
         assert job.lease_token is not None, "a claimed job carries its lease token"
         self.job = job
         self.token: str = job.lease_token
@@ -96,6 +112,8 @@ class JobRun:
         self.thread: concurrent.futures.Future[Any] | None = None
         self.outcome: Outcome | None = None  # once ``execute`` returned
         self._handler_task: asyncio.Future[Any] | None = None
+        self.held_back = held_back  # the worker's reason this job may not start (a cap)
+        self.permits = Permits(settings.store, self.token, self._log, _RANDOM)
         self.lease = Lease(
             job,
             settings.store,
@@ -103,6 +121,7 @@ class JobRun:
             self._log,
             deadline=None if cutoff is None else time.monotonic() + cutoff,
             on_lost=lambda: self.interrupt("lease_lost"),
+            on_extended=self.permits.extend,
         )
 
     def interrupt(self, reason: Reason) -> None:
@@ -120,9 +139,13 @@ class JobRun:
             self.outcome = await self._outcome()
         finally:
             heartbeats.cancel()
+            await self.permits.free(self.settings.clock())
         return self.outcome
 
     async def _outcome(self) -> Outcome:
+        if self.held_back is not None:
+            delay = defer_delay(None, None, self.settings.clock(), _RANDOM.random())
+            return await self._defer(Deferral(self.held_back, delay), logging.DEBUG)
         spec = self.settings.registry.get(self.job.name)
         if spec is None:
             return await self._fail(JobFatalError(f"Unknown job handler: {self.job.name!r}"))
@@ -130,7 +153,22 @@ class JobRun:
             payload = spec.parse(self.job.payload)
         except JobFatalError as invalid:
             return await self._fail(invalid)
+        if spec.limits is not None:
+            deferral = await self._admit(spec.limits)
+            if deferral is not None:
+                return await self._defer(deferral, logging.INFO)
         return await self._supervise(spec, payload)
+
+    async def _admit(self, limits: HandlerLimits) -> Deferral | None:
+        """Take the handler's limit slots; a store that fails to answer defers the start too."""
+        now = self.settings.clock()
+        try:
+            return await self.permits.take(limits.for_job(self.job), self.lease.until, now)
+        except Exception as error:
+            await self.permits.free(now)
+            why = f"limit slots unavailable ({describe_error(error)})"
+            self._log(logging.WARNING, Event.LIMIT_SLOT, f"Job {self.job.id}: {why}", error=why)
+            return Deferral(why, defer_delay(None, None, now, _RANDOM.random()))
 
     async def _supervise(self, spec: HandlerSpec, payload: Any) -> Outcome:
         loop = asyncio.get_running_loop()
@@ -243,6 +281,19 @@ class JobRun:
             error=why,
         )
         return Outcome.RELEASED
+
+    async def _defer(self, deferral: Deferral, level: int) -> Outcome:
+        """Back to the queue, delayed a little, the attempt not counted: it may not start now."""
+        job, store, now = self.job, self.settings.store, self.settings.clock()
+        why, run_at = f"deferred: {deferral.why}", now + deferral.delay
+        missed = await self._record(
+            "deferral", lambda: store.release(job.id, self.token, why, now, run_at=run_at)
+        )
+        if missed is not None:
+            return missed
+        message = f"Deferred job {job.name!r} ({job.id}) by {deferral.delay:.2f}s: {deferral.why}"
+        self._log(level, Event.DEFERRED, message, delay=deferral.delay, limit=deferral.why)
+        return Outcome.DEFERRED
 
     async def _record(self, what: str, write: Callable[[], Awaitable[bool]]) -> Outcome | None:
         """None once the store accepted ``write``; else the outcome of a write that did not."""

@@ -4,6 +4,9 @@
 the producer subset, blocking, for ``SyncJobQueue``; a store offers it as its ``sync``
 attribute (``MemoryJobStore`` and ``SqsJobStore`` do). A custom store that only has the
 async face still works with ``SyncJobQueue``: each call then runs on a private event loop.
+``LimitStore`` is the refinement a store adds so handlers may declare limits; ``release``
+with ``run_at`` returns a job that may not start yet (a limit, a tenant's cap) as
+``delayed`` until then, its attempt not counted.
 
 Times are epoch seconds from the caller's clock; the store never reads a clock of its
 own for decisions a caller passed ``now`` for.
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ._models import Job
 
@@ -41,7 +44,9 @@ class JobStore(Protocol):
         self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
     ) -> bool: ...
 
-    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool: ...
+    async def release(
+        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
+    ) -> bool: ...
 
     async def cancel(self, job_id: str, now: float) -> bool: ...
 
@@ -50,6 +55,34 @@ class JobStore(Protocol):
     async def list(
         self, filter: JobFilter, limit: int, cursor: str | None, now: float
     ) -> JobPage: ...
+
+
+class SlotTaken(NamedTuple):
+    """What an attempt to take a limit's slot found: the slot taken, or when one frees."""
+
+    slot: int | None  # the slot now held, None when every slot tried was held
+    free_at: float | None  # when the earliest held slot's lease ends (None if one was taken)
+
+
+@runtime_checkable
+class LimitStore(Protocol):
+    """The slots that enforce handler limits (``sqsjobs._limits``) for every process alike.
+
+    A limit key has numbered slots; each is free when nobody holds it or its holder's
+    ``until`` has passed. ``take_slot`` tries the slots in ``order`` and holds the first
+    free one for ``holder`` until ``until``; ``extend_slot`` and ``free_slot`` act only
+    for the holder. Slots are not jobs: no listing, count or reconciler ever sees them.
+    """
+
+    async def take_slot(
+        self, key: str, order: Sequence[int], holder: str, until: float, now: float
+    ) -> SlotTaken: ...
+
+    async def extend_slot(
+        self, key: str, slot: int, holder: str, until: float, now: float
+    ) -> bool: ...
+
+    async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool: ...
 
 
 class SyncJobStore(Protocol):

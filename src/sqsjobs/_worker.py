@@ -6,7 +6,9 @@ is claimed before any in a later one; when that finds nothing it long-polls ever
 at once and releases (without spending an attempt) whatever arrives beyond its free
 slots. A store error while claiming is logged and retried with backoff; it never ends
 the worker. ``stop(grace)`` lets running jobs finish for ``grace`` seconds, then
-interrupts them and releases them, so a deploy never burns an attempt.
+interrupts them and releases them, so a deploy never burns an attempt. With
+``tenant_concurrency`` a claimed job whose tenant already has that many runs here is
+deferred rather than run (``_tenant_cap``).
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from ._drain import drain
 from ._errors import JobConfigError, describe_error
 from ._handlers import Handler, JobRegistry
 from ._lease import after_lease
+from ._limits import slot_store
 from ._log import Event, default_logger, log_event
 from ._models import Job
 from ._queue import JobQueue
 from ._run import Hook, Hooks, JobRun, RunSettings
 from ._served import served_queues
 from ._signals import on_stop_signals
+from ._tenant_cap import TenantCap
 from ._validation import POSITIVE, integer, seconds
 
 LONG_POLL = 20.0  # seconds a claim may wait for work; stores cap it at what they support
@@ -58,6 +62,7 @@ class JobWorker:
         *,
         queues: Sequence[str] | None = None,
         concurrency: int = 1,
+        tenant_concurrency: int | None = None,
         poll_interval: float = 0.2,
         worker_id: str | None = None,
         on_complete: Hook | None = None,
@@ -68,10 +73,17 @@ class JobWorker:
         clock: Callable[[], float] | None = None,
     ) -> None:
         registry = JobRegistry.from_handlers(handlers)
+        if any(spec.limits for spec in map(registry.get, registry) if spec is not None):
+            slot_store(queue.store)  # limited handlers need the store's slots: refused now
         self._concurrency = integer(
             concurrency, "concurrency", minimum=1, maximum=MAX_CONCURRENCY, code=None
         )
         self._poll_interval = seconds(poll_interval, "poll_interval", POSITIVE, code=None)
+        self._tenants = TenantCap(
+            None
+            if tenant_concurrency is None
+            else integer(tenant_concurrency, "tenant_concurrency", minimum=1, code=None)
+        )
         self._queue = queue
         self._queues = served_queues(queue.store, queue.default_queue, registry, queues)
         self._cron = registry.crons_with(cron)
@@ -311,10 +323,11 @@ class JobWorker:
     # -- running -------------------------------------------------------------------------
 
     def _start(self, job: Job) -> asyncio.Task[None]:
-        run = JobRun(job, self._settings)
+        held_back = self._tenants.admit(job)  # over its tenant's cap: the run defers it
+        run = JobRun(job, self._settings, held_back=held_back)
         self._busy += 1
         self._log(
-            logging.INFO,
+            logging.INFO if held_back is None else logging.DEBUG,
             Event.CLAIM,
             f"Claimed job {job.name!r} ({job.id}), attempt {job.attempts} of {job.max_attempts}",
             job,
@@ -338,6 +351,8 @@ class JobWorker:
                 error=describe_error(error),
             )
         finally:
+            if run.held_back is None:
+                self._tenants.leave(run.job)
             if run.thread is not None and not run.thread.done():
                 # A sync handler's thread keeps its slot until it returns.
                 run.thread.add_done_callback(lambda _: loop.call_soon_threadsafe(self._free_slot))

@@ -99,8 +99,10 @@ class ThroughBlockingFace:
     ) -> bool:
         return await self._store.fail(job_id, lease_token, error, retry_at, now)
 
-    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
-        return await self._store.release(job_id, lease_token, error, now)
+    async def release(
+        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
+    ) -> bool:
+        return await self._store.release(job_id, lease_token, error, now, run_at=run_at)
 
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return await asyncio.to_thread(self._blocking.list, filter, limit, cursor, now)

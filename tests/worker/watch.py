@@ -51,8 +51,10 @@ class WatchedStore(MemoryJobStore):
             self.watch.changed()
         return await super().claim(queue, worker_id, now, limit=limit, wait=wait)
 
-    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
-        released = await super().release(job_id, lease_token, error, now)
+    async def release(
+        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
+    ) -> bool:
+        released = await super().release(job_id, lease_token, error, now, run_at=run_at)
         if released:
             self.released.append(job_id)
             self.watch.changed()

@@ -89,6 +89,7 @@ class WorkerOptions:
     grace: float
     reconcile_every: float
     cron: Sequence[Cron] = ()
+    tenant_concurrency: int | None = None
 
 
 GRACE_HELP = "On SIGTERM/SIGINT, how long running jobs may finish before they are released."
@@ -106,6 +107,13 @@ RECONCILE_HELP = "Seconds between reconciler passes; 0 turns them off."
     show_default=True,
     help="Jobs run at once.",
 )
+@click.option(
+    "--tenant-concurrency",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="At most this many of one tenant's jobs run at once in this worker; "
+    "the others go back with a short delay, their attempt not counted.",
+)
 @seconds_option("--grace", GRACE_HELP, default=20.0)
 @seconds_option("--reconcile-every", RECONCILE_HELP, default=300.0)
 @cron_options
@@ -117,6 +125,7 @@ def worker(
     handlers: Handlers,
     queues: tuple[str, ...],
     concurrency: int,
+    tenant_concurrency: int | None,
     grace: float,
     reconcile_every: float,
     crons: tuple[Cron, ...],
@@ -125,7 +134,7 @@ def worker(
 ) -> None:
     """Run jobs with the handlers in MODULE:REGISTRY until SIGTERM or Ctrl-C."""
     configure_logging(log_format, debug=bool(getattr(ctx.obj, "debug", False)))
-    options = WorkerOptions(queues, concurrency, grace, reconcile_every, crons)
+    options = WorkerOptions(queues, concurrency, grace, reconcile_every, crons, tenant_concurrency)
     asyncio.run(serve(store, handlers, options))
 
 
@@ -138,7 +147,14 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
         except JobConfigError as error:
             raise usage_error(error) from error
         served = served_queues(store, default_queue(store), registry, options.queues or None)
-        worker = build_worker(store, registry, served, options.concurrency, options.cron)
+        worker = build_worker(
+            store,
+            registry,
+            served,
+            options.concurrency,
+            options.cron,
+            tenant_concurrency=options.tenant_concurrency,
+        )
         every = options.reconcile_every
         _logger.info(
             "Serving %s from table %s; reconciler %s; SIGTERM or Ctrl-C drains (grace %gs)",
@@ -165,6 +181,8 @@ def build_worker(
     served: Sequence[str],
     concurrency: int,
     cron: Sequence[Cron] = (),
+    *,
+    tenant_concurrency: int | None = None,
 ) -> JobWorker:
     """The worker; a queue the store lacks, or a registry it refuses, is bad usage."""
     unknown = sorted(set(served) - set(store.queue_urls))
@@ -175,7 +193,14 @@ def build_worker(
         for name in served:  # a queue that is a dead-letter queue is refused here, not later
             store.sync.describe(name)
         queue = JobQueue(store, default_queue=default_queue(store))
-        return JobWorker(queue, handlers, queues=served, concurrency=concurrency, cron=cron)
+        return JobWorker(
+            queue,
+            handlers,
+            queues=served,
+            concurrency=concurrency,
+            tenant_concurrency=tenant_concurrency,
+            cron=cron,
+        )
     except JobConfigError as error:
         raise usage_error(error) from error
 

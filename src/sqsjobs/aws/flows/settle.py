@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ..._lifecycle import COMPLETED, DEAD, QUEUED, after_failure, expires_at, holds_lease
+from ..._lifecycle import COMPLETED, DEAD, after_failure, after_release, expires_at, holds_lease
 from ..._models import Job, JobStatus
 from ..wire import dynamo, sqs
 from ..wire.items import number, same_value, stored_from_item, text
@@ -139,14 +139,22 @@ def _dead(
 
 
 def release(
-    layout: Layout, delivery: Delivery | None, job_id: str, token: str, error: str, now: float
+    layout: Layout,
+    delivery: Delivery | None,
+    job_id: str,
+    token: str,
+    error: str,
+    now: float,
+    run_at: float | None = None,
 ) -> Flow[bool]:
-    """Back to queued at once, the attempt not counted; the message comes back now."""
-    call = dynamo.release(layout.table, job_id, token, error, now)
-    if not (yield from _write_outcome(call, QUEUED, now)):
+    """Back to queued at once, or delayed until ``run_at`` (a deferred start), the attempt
+    not counted; the message comes back then (hidden until ``run_at``, not visible at once)."""
+    status, due_at = after_release(run_at, now)
+    call = dynamo.release(layout.table, job_id, token, error, now, (status, due_at))
+    if not (yield from _write_outcome(call, status, now)):
         return False
     if delivery is not None:
-        yield from _return(layout, delivery, now, now)
+        yield from _return(layout, delivery, due_at, now)
     return True
 
 

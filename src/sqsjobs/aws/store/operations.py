@@ -105,3 +105,23 @@ def stats(state: StoreState, queues: Sequence[str] | None) -> Flow[list[QueueSta
     names = state.named(queues)
     layout = yield from state.described(names)
     return (yield from stats(layout, names, state.clock()))
+
+
+def take_slot(
+    state: StoreState, key: str, order: Sequence[int], holder: str, until: float, now: float
+) -> Flow[tuple[int | None, float | None]]:
+    from ..flows import limits
+
+    return limits.take_slot(state.layout, key, order, holder, until, now)
+
+
+def extend_slot(state: StoreState, key: str, slot: int, holder: str, until: float) -> Flow[bool]:
+    from ..flows import limits
+
+    return limits.extend_slot(state.layout, key, slot, holder, until)
+
+
+def free_slot(state: StoreState, key: str, slot: int, holder: str) -> Flow[bool]:
+    from ..flows import limits
+
+    return limits.free_slot(state.layout, key, slot, holder)

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 from ..._models import Job
+from ..._store import SlotTaken
 from ..._validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
@@ -240,11 +241,28 @@ class SqsJobStore:
         flow = settle.fail(layout, delivery, job_id, lease_token, error, retry_at, now)
         return await self._recorded(flow, job_id, lease_token)
 
-    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
+    async def release(
+        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
+    ) -> bool:
+        """Back to queued now, or delayed until ``run_at`` (a deferred start); see ``settle``."""
         delivery = await self._delivery(job_id, lease_token)
         layout = self._layout_for(delivery)
-        flow = settle.release(layout, delivery, job_id, lease_token, error, now)
+        flow = settle.release(layout, delivery, job_id, lease_token, error, now, run_at)
         return await self._recorded(flow, job_id, lease_token)
+
+    # -- limit slots (``sqsjobs._limits``; ``flows.limits``) -----------------------------
+
+    async def take_slot(
+        self, key: str, order: Sequence[int], holder: str, until: float, now: float
+    ) -> SlotTaken:
+        flow = operations.take_slot(self._state, key, order, holder, until, now)
+        return SlotTaken(*await self._run(flow))
+
+    async def extend_slot(self, key: str, slot: int, holder: str, until: float, now: float) -> bool:
+        return await self._run(operations.extend_slot(self._state, key, slot, holder, until))
+
+    async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool:
+        return await self._run(operations.free_slot(self._state, key, slot, holder))
 
     def _layout_for(self, delivery: Delivery | None) -> Layout:
         layout = self._state.layout

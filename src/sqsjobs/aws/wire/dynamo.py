@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     )
 
 LEASE_FIELDS = ("locked_by", "lease_token", "lease_until")
+Due = tuple[JobStatus, float]  # a status to wait in and its run_at
 
 _NAME = re.compile(r"#(\w+)")
 
@@ -211,14 +212,17 @@ def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at
     )
 
 
-def release(table: str, job_id: str, token: str, error: str, now: float) -> Call:
-    """Back to queued at once; the interrupted attempt is not counted."""
-    sets, values = _status_change(job_id, QUEUED, now)
-    sets |= {"attempts": "#attempts - :one", "run_at": ":now", "last_error": ":error"}
+def release(table: str, job_id: str, token: str, error: str, now: float, due: Due) -> Call:
+    """Queued again, or delayed (a deferred start): ``due`` is ``after_release``'s status
+    and ``run_at``; the interrupted or deferred attempt is not counted."""
+    status, run_at = due
+    sets, values = _status_change(job_id, status, now)
+    sets |= {"attempts": "#attempts - :one", "run_at": ":run_at", "last_error": ":error"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
         ":one": number(1),
         ":error": text(error),
+        ":run_at": number(run_at),
     }
     return _update(
         table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
