@@ -11,9 +11,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from ..._validation import Span, check_queue_name, seconds
+from ..._validation import Span, check_queue_name, integer, seconds
 from ..transports.endpoint import Endpoint
-from ..wire.layout import Layout
+from ..wire.layout import Lanes, Layout
 from ..wire.protocol import Call, Send
 
 __all__ = ["Endpoint", "StoreSettings", "env_arguments", "parse_urls", "stack_arguments"]
@@ -21,8 +21,12 @@ __all__ = ["Endpoint", "StoreSettings", "env_arguments", "parse_urls", "stack_ar
 TABLE_ENV = "SQSJOBS_TABLE"
 QUEUES_ENV = "SQSJOBS_QUEUES"
 DEAD_LETTER_ENV = "SQSJOBS_DEAD_LETTER_QUEUES"
-# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls is optional.
+LANES_ENV = "SQSJOBS_PRIORITY_LANES"
+# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls and PriorityLaneUrls
+# are optional.
 STACK_OUTPUTS = ("TableName", "QueueUrls")
+LANES_OUTPUT = "PriorityLaneUrls"
+LANES_FORMAT = "'default@1=URL,reports@1=URL' (queue@lowest priority=URL)"
 
 
 WAIT_TIME = Span(maximum=20.0, why="SQS's longest poll")
@@ -48,6 +52,7 @@ class StoreSettings(NamedTuple):
         wait_time: float,
         resend_after: float,
         clock_skew: float,
+        priority_lanes: Mapping[str, Mapping[int, str]] | None = None,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
     ) -> StoreSettings:
@@ -58,6 +63,7 @@ class StoreSettings(NamedTuple):
             raise ValueError("queue_urls must name at least one queue: {'default': URL}")
         dead = _urls(dead_letter_queue_urls or {}, "dead_letter_queue_urls")
         refuse_dead_letter_queues(urls, dead.values())
+        lanes = checked_lanes(priority_lanes or {}, urls, dead.values())
         layout = Layout(
             table_name,
             urls,
@@ -67,6 +73,7 @@ class StoreSettings(NamedTuple):
             dead_retention=seconds(dead_retention, "dead_retention", code=None),
             clock_skew=seconds(clock_skew, "clock_skew", CLOCK_SKEW, code=None),
             resend_after=seconds(resend_after, "resend_after", code=None),
+            lanes=lanes,
         )
         wait = seconds(wait_time, "wait_time", WAIT_TIME, code=None)
         endpoint = Endpoint.checked(endpoint_url, region_name, connect_timeout, max_attempts)
@@ -84,6 +91,50 @@ def refuse_dead_letter_queues(
                 f"queue_urls[{queue!r}] = {url!r} is a dead-letter queue of this store; "
                 "work queues and their dead-letter queues must be distinct queues"
             )
+
+
+def checked_lanes(
+    value: Mapping[str, Mapping[int, str]],
+    queue_urls: Mapping[str, str],
+    dead_letter_urls: Iterable[str],
+) -> dict[str, Lanes]:
+    """Each queue's lanes, highest band first; a lane must be a queue of its own."""
+    if not isinstance(value, Mapping):
+        raise ValueError("priority_lanes must map a queue name to {lowest priority: URL}")
+    taken = {*queue_urls.values(), *dead_letter_urls}
+    lanes: dict[str, Lanes] = {}
+    for queue, bands in value.items():
+        if queue not in queue_urls:
+            known = ", ".join(sorted(queue_urls))
+            raise ValueError(f"priority_lanes names queue {queue!r}, not one of {known}")
+        if queue_urls[queue].endswith(".fifo"):
+            raise ValueError(
+                f"Queue {queue!r} is a FIFO queue: its order is its groups', it takes no "
+                "priority lanes"
+            )
+        if not isinstance(bands, Mapping) or not bands:
+            raise ValueError(f"priority_lanes[{queue!r}] must map lowest priorities to URLs")
+        for lowest, url in bands.items():
+            integer(lowest, f"priority_lanes[{queue!r}] lowest priority", minimum=1, code=None)
+            if not isinstance(url, str) or not url or url in taken:
+                raise ValueError(
+                    f"priority_lanes[{queue!r}][{lowest}] must be the URL of a queue of its "
+                    f"own (not a job queue or a dead-letter queue), got {url!r}"
+                )
+            taken.add(url)
+        lanes[queue] = tuple(sorted(bands.items(), reverse=True))
+    return lanes
+
+
+def parse_lanes(text: str, what: str) -> dict[str, dict[int, str]]:
+    """``"default@1=URL"`` as ``{"default": {1: URL}}``; an error names the format."""
+    lanes: dict[str, dict[int, str]] = {}
+    for queue_band, url in parse_urls(text, what).items():
+        queue, sep, lowest = queue_band.rpartition("@")
+        if not sep or not queue or not lowest.lstrip("-").isdigit():
+            raise ValueError(f"{what} must look like {LANES_FORMAT}, got {text!r}")
+        lanes.setdefault(queue, {})[int(lowest)] = url
+    return lanes
 
 
 def _urls(value: Mapping[str, str], what: str) -> dict[str, str]:
@@ -122,6 +173,9 @@ def env_arguments() -> dict[str, Any]:
     dead = os.environ.get(DEAD_LETTER_ENV)
     if dead:
         arguments["dead_letter_queue_urls"] = parse_urls(dead, DEAD_LETTER_ENV)
+    lanes = os.environ.get(LANES_ENV)
+    if lanes:
+        arguments["priority_lanes"] = parse_lanes(lanes, LANES_ENV)
     return arguments
 
 
@@ -131,7 +185,11 @@ def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:
     A stack from ``sqsjobs-queue.yaml`` adds a queue to the table of a ``sqsjobs.yaml``
     stack; naming both gives one store that serves every queue.
     """
-    arguments: dict[str, Any] = {"queue_urls": {}, "dead_letter_queue_urls": {}}
+    arguments: dict[str, Any] = {
+        "queue_urls": {},
+        "dead_letter_queue_urls": {},
+        "priority_lanes": {},
+    }
     for name in [n.strip() for n in stack_name.split(",") if n.strip()]:
         outputs = _stack_outputs(name, send)
         table = arguments.setdefault("table_name", outputs["TableName"])
@@ -144,10 +202,13 @@ def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:
         if outputs.get("DeadLetterQueueUrls"):
             dead = parse_urls(outputs["DeadLetterQueueUrls"], "DeadLetterQueueUrls")
             arguments["dead_letter_queue_urls"].update(dead)
+        if outputs.get(LANES_OUTPUT):
+            arguments["priority_lanes"].update(parse_lanes(outputs[LANES_OUTPUT], LANES_OUTPUT))
     if "table_name" not in arguments:
         raise ValueError(f"No stack named in {stack_name!r}")
-    if not arguments["dead_letter_queue_urls"]:
-        del arguments["dead_letter_queue_urls"]
+    for optional in ("dead_letter_queue_urls", "priority_lanes"):
+        if not arguments[optional]:
+            del arguments[optional]
     return arguments
 
 

@@ -44,10 +44,15 @@ READY_TIMEOUT = 120.0
 class Provisioned:
     table: str
     queues: dict[str, QueueInfo]
+    lanes: dict[str, dict[int, str]]
 
 
 def provision(
-    send: Send, prefix: str, queues: Sequence[str], max_receive_count: int
+    send: Send,
+    prefix: str,
+    queues: Sequence[str],
+    max_receive_count: int,
+    priority_bands: Sequence[int] = (),
 ) -> Provisioned:
     if not isinstance(prefix, str) or PREFIX.fullmatch(prefix) is None:
         raise ValueError(f"Invalid prefix {prefix!r}: must match {PREFIX.pattern}")
@@ -55,9 +60,46 @@ def provision(
     if not names or isinstance(queues, str):
         raise ValueError("queues must be a non-empty sequence of queue names")
     integer(max_receive_count, "max_receive_count", minimum=1, maximum=1000, code=None)
+    bands = _bands(priority_bands)
     table = f"{prefix}-jobs"
     _ensure_table(send, table)
-    return Provisioned(table, {q: _ensure_queue(send, prefix, q, max_receive_count) for q in names})
+    made = {q: _ensure_queue(send, prefix, q, max_receive_count) for q in names}
+    lanes = {
+        queue: {band: _ensure_lane(send, prefix, queue, band, info) for band in bands}
+        for queue, info in made.items()
+        if bands
+    }
+    return Provisioned(table, made, lanes)
+
+
+def _bands(priority_bands: Sequence[int]) -> list[int]:
+    if isinstance(priority_bands, (str, bytes)) or not isinstance(priority_bands, Sequence):
+        raise ValueError(f"priority_bands must be a sequence of priorities, got {priority_bands!r}")
+    for band in priority_bands:
+        integer(band, "priority_bands entry", minimum=1, maximum=2**31 - 1, code=None)
+    if len(set(priority_bands)) != len(priority_bands):
+        raise ValueError(f"priority_bands must not repeat a band, got {list(priority_bands)}")
+    return sorted(priority_bands)
+
+
+def _ensure_lane(send: Send, prefix: str, queue: str, band: int, info: QueueInfo) -> str:
+    """A lane: a queue of its own, redriven to ``queue``'s DLQ like the queue itself."""
+    assert info.dead_letter_url is not None and info.max_receive_count is not None
+    lookup: GetQueueAttributesRequestTypeDef = {
+        "QueueUrl": info.dead_letter_url,
+        "AttributeNames": ["QueueArn"],
+    }
+    arn = send(Call("sqs", "get_queue_attributes", lookup))["Attributes"]["QueueArn"]
+    policy = {"deadLetterTargetArn": arn, "maxReceiveCount": str(info.max_receive_count)}
+    return _create_queue(
+        send,
+        sqs_name(prefix, queue, f"-p{band}"),
+        {
+            "RedrivePolicy": json.dumps(policy, separators=(",", ":")),
+            "MessageRetentionPeriod": str(QUEUE_RETENTION),
+            "VisibilityTimeout": str(QUEUE_VISIBILITY),
+        },
+    )
 
 
 def sqs_name(prefix: str, queue: str, suffix: str = "") -> str:

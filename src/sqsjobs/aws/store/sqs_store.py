@@ -51,6 +51,9 @@ T = TypeVar("T")
 # Dead records outlive the longest DLQ retention SQS allows (14 days), so a redrive of
 # any message still in a DLQ finds its record.
 DEFAULT_DEAD_RETENTION = 14 * 86_400.0
+# One lane for every priority above the default: a job of priority 1 or more runs before
+# the default backlog.
+DEFAULT_BANDS = (1,)
 
 
 class Mode(NamedTuple):
@@ -83,6 +86,7 @@ class SqsJobStore:
         wait_time: float = 20.0,
         resend_after: float = 60.0,
         clock_skew: float = 2.0,
+        priority_lanes: Mapping[str, Mapping[int, str]] | None = None,
         clock: Callable[[], float] = time.time,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
@@ -98,6 +102,7 @@ class SqsJobStore:
             wait_time=wait_time,
             resend_after=resend_after,
             clock_skew=clock_skew,
+            priority_lanes=priority_lanes,
             connect_timeout=connect_timeout,
             max_attempts=max_attempts,
         )
@@ -139,19 +144,26 @@ class SqsJobStore:
         *,
         queues: Sequence[str] = ("default",),
         max_receive_count: int = 10,
+        priority_bands: Sequence[int] = DEFAULT_BANDS,
         **kwargs: Any,
     ) -> SqsJobStore:
-        """Create (or find) the table, queues and DLQs for ``prefix``; for dev and tests."""
+        """Create (or find) the table, queues and DLQs for ``prefix``; for dev and tests.
+
+        Each queue also gets a priority lane per band of ``priority_bands`` (the lowest
+        priority each carries; empty: no lanes), redriven to the queue's DLQ.
+        """
         from .config import Endpoint
         from .provision import provision
 
         transport = BotoTransport(Endpoint.of(kwargs))
         try:
-            made = provision(transport, prefix, queues, max_receive_count)
+            made = provision(transport, prefix, queues, max_receive_count, priority_bands)
         finally:
             transport.close()
         urls = {queue: info.url for queue, info in made.queues.items()}
         dead = {q: info.dead_letter_url for q, info in made.queues.items() if info.dead_letter_url}
+        if made.lanes and "priority_lanes" not in kwargs:
+            kwargs["priority_lanes"] = made.lanes
         store = cls(table_name=made.table, queue_urls=urls, dead_letter_queue_urls=dead, **kwargs)
         for queue, info in made.queues.items():
             store._state.layout = store._state.layout.with_info(queue, info)

@@ -1,0 +1,19 @@
+"""Priority: among due jobs of one queue, a higher priority is claimed first (both stores).
+
+On ``SqsJobStore`` this is the lane rule (a job of priority 1 or more is read from its
+lane before the queue's backlog); on ``MemoryJobStore`` the claim order itself.
+"""
+
+from __future__ import annotations
+
+from .harness import Harness
+from .support import claim_one, put
+
+
+async def test_a_higher_priority_job_enqueued_later_is_claimed_first(harness: Harness) -> None:
+    backlog = [await put(harness, payload={"n": n}) for n in range(3)]
+    urgent = await put(harness, payload={"n": "urgent"}, priority=10)
+    first = await claim_one(harness)
+    assert first.id == urgent.id
+    rest = {(await claim_one(harness)).id for _ in backlog}
+    assert rest == {job.id for job in backlog}
