@@ -103,6 +103,10 @@ class Deployed:
                 self.queue_url: self.outputs["QueueArn"],
                 self.dead_letter_url: self.outputs["DeadLetterQueueArn"],
             }
+            if self.outputs.get("PriorityLaneUrls"):  # the lane: the queue's ARN, its name
+                lane_url = self.outputs["PriorityLaneUrls"].partition("=")[2]
+                account = self.outputs["QueueArn"].rsplit(":", 1)[0]
+                arns[lane_url] = f"{account}:{lane_url.rsplit('/', 1)[1]}"
             if "QueueName" in params:  # GetQueueUrl
                 by_name = {arn.rsplit(":", 1)[1]: arn for arn in arns.values()}
                 return by_name.get(params["QueueName"])

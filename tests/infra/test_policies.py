@@ -147,6 +147,8 @@ async def test_producers_send_what_the_producer_policy_grants(
                     for n, t in [(1, "acme"), (2, "globex"), (3, None)]
                 ]
                 + [EnqueueRequest("mail.send", {"n": 4}, idempotency_key="digest-2031-w07")]
+                # An urgent job: a second copy goes to the priority lane.
+                + [EnqueueRequest("mail.send", {"n": 5}, priority=7)]
             )
             blocking.enqueue("report.build", {"month": "2031-02"}, delay=120.5, tenant="globex")
             blocking.enqueue_many([EnqueueRequest("report.build", {"week": w}) for w in (6, 7)])
@@ -207,9 +209,11 @@ class Ledger:
 def worker_jobs() -> list[EnqueueRequest]:
     return [
         EnqueueRequest("ok", {"n": 1}, lease=LEASE),
-        EnqueueRequest("flaky", {"to": "zoë@example.com"}, lease=LEASE),
+        # Urgent jobs: the worker claims them from the priority lane, where their
+        # heartbeat, retry and completion act on the lane's messages.
+        EnqueueRequest("flaky", {"to": "zoë@example.com"}, lease=LEASE, priority=3),
         EnqueueRequest("doomed", {"card": "…4242"}, lease=LEASE, max_attempts=1),
-        EnqueueRequest("long", None, lease=LEASE, tenant="acme"),
+        EnqueueRequest("long", None, lease=LEASE, tenant="acme", priority=3),
     ]
 
 

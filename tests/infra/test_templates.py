@@ -90,6 +90,21 @@ RESOURCES = [
     {"Fn::GetAtt": ["JobQueue", "Arn"]},
     {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
     {"Ref": "AWS::StackId"},
+    # The priority lane, where the stack has one (PriorityLaneFrom).
+    {
+        "Fn::If": [
+            "HasPriorityLane",
+            {"Fn::GetAtt": ["PriorityLaneQueue", "Arn"]},
+            {"Ref": "AWS::NoValue"},
+        ]
+    },
+    {
+        "Fn::If": [
+            "HasPriorityLane",
+            {"Fn::GetAtt": ["PriorityLaneQueue", "Arn"]},
+            {"Fn::GetAtt": ["JobQueue", "Arn"]},
+        ]
+    },
 ]
 
 
@@ -186,7 +201,7 @@ def test_the_stack_policy_keeps_every_table(name: str, template: dict[str, Any])
 
 @BOTH
 def test_queues_are_encrypted_with_an_explicit_size_limit(template: dict[str, Any]) -> None:
-    for logical_id in ("JobQueue", "DeadLetterQueue"):
+    for logical_id in ("JobQueue", "PriorityLaneQueue", "DeadLetterQueue"):
         props = queue(template, logical_id)
         # SQS-managed encryption as before, the stack's customer-managed key when it has one.
         assert props["SqsManagedSseEnabled"] == with_key(NO_VALUE, True)
@@ -215,7 +230,7 @@ def test_every_queue_refuses_requests_without_tls(template: dict[str, Any]) -> N
         [target] = props["Queues"]
         [statement] = props["PolicyDocument"]["Statement"]
         covered[target["Ref"]] = statement
-    assert set(covered) == queues == {"JobQueue", "DeadLetterQueue"}
+    assert set(covered) == queues == {"JobQueue", "PriorityLaneQueue", "DeadLetterQueue"}
     for logical_id, statement in covered.items():
         assert statement == {
             "Sid": "DenyWithoutTls",
@@ -239,13 +254,19 @@ def test_job_queue_long_polls_and_redrives_to_its_dlq(template: dict[str, Any]) 
 
 
 @BOTH
-def test_dlq_accepts_redrives_from_its_job_queue_only(template: dict[str, Any]) -> None:
+def test_dlq_accepts_redrives_from_its_job_queue_and_lane_only(template: dict[str, Any]) -> None:
     allow = queue(template, "DeadLetterQueue")["RedriveAllowPolicy"]
     assert allow["redrivePermission"] == "byQueue"
-    (source,) = allow["sourceQueueArns"]
+    source, lane = allow["sourceQueueArns"]
     job_queue_name = queue(template)["QueueName"]["Fn::Sub"]
     assert source["Fn::Sub"].endswith(f":{job_queue_name}")
     assert source["Fn::Sub"].startswith("arn:${AWS::Partition}:sqs:${AWS::Region}:")
+    lane_name = queue(template, "PriorityLaneQueue")["QueueName"]["Fn::Sub"]
+    condition, lane_arn, absent = lane["Fn::If"]
+    assert (condition, absent) == ("HasPriorityLane", NO_VALUE)
+    assert lane_arn["Fn::Sub"] == source["Fn::Sub"].replace(job_queue_name, lane_name)
+    # The lane redrives to the same DLQ, after as many receives as the job queue.
+    assert queue(template, "PriorityLaneQueue")["RedrivePolicy"] == queue(template)["RedrivePolicy"]
 
 
 @BOTH
@@ -428,6 +449,8 @@ ACTION_KINDS = {"dynamodb:Query": "index", "cloudformation:DescribeStacks": "sta
 def resource_kind(resource: dict[str, Any]) -> str:
     if "Fn::Sub" in resource:
         return "index" if resource["Fn::Sub"].endswith(f"/index/{INDEX}") else "dynamodb"
+    if "Fn::If" in resource:  # the priority lane's ARN, or the job queue's
+        return resource_kind(resource["Fn::If"][1])
     return "sqs" if "Fn::GetAtt" in resource else "stack"
 
 
@@ -445,6 +468,7 @@ def test_outputs(template: dict[str, Any]) -> None:
         "TableName",
         "QueueUrls",
         "DeadLetterQueueUrls",
+        "PriorityLaneUrls",
         "QueueArn",
         "DeadLetterQueueArn",
         "ProducerPolicyArn",
