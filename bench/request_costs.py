@@ -5,6 +5,9 @@ of the emulator's speed. Scenarios:
 
 - happy path, alone: one job enqueued and run by itself (nothing to batch with);
 - happy path, busy: 100 jobs through ``enqueue_many`` and a worker at concurrency 10;
+  every store here has the default priority lane, so this is also what the lane costs
+  jobs that never use it;
+- busy with urgent jobs: the same, one job in ten of priority 5 (a copy to the lane);
 - one retry: a job that fails once, then succeeds;
 - idempotent duplicate: the second ``enqueue`` of a request with the same key;
 - payload of 1, 10 and 100 KB: the happy path alone with a payload of that many KB;
@@ -79,6 +82,15 @@ async def busy(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts,
     return counter.counts() - before, 100
 
 
+async def urgent(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
+    """Busy, one job in ten urgent: each sends a second copy, to the priority lane."""
+    before = counter.counts()
+    jobs = [EnqueueRequest("bench", {"n": n}, priority=5 if n % 10 == 0 else 0) for n in range(100)]
+    await queue.enqueue_many(jobs)
+    await drain(queue, lambda ctx: None, 100, 10)
+    return counter.counts() - before, 100
+
+
 async def retry(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
     failed: set[str] = set()
 
@@ -129,6 +141,7 @@ def limited(jobs: int, at_once: int, **limits: Any) -> Scenario:
 SCENARIOS: dict[str, Scenario] = {
     "happy path, alone": alone,
     "happy path, busy (100 jobs)": busy,
+    "busy, 10 of 100 jobs urgent (priority lane)": urgent,
     "one retry": retry,
     "idempotent duplicate": duplicate,
     **{f"payload {kb} KB, alone": sized(kb) for kb in (1, 10, 100)},

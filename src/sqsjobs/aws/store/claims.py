@@ -75,7 +75,7 @@ class Claims:
                     self._lanes.queue_read(queue, received, len(jobs))
                     return jobs
             for _, lane in lanes:
-                if self._lanes.quiet(lane, time.monotonic()):
+                if self._lanes.quiet(queue, lane, time.monotonic()):
                     continue
                 jobs, received = await self._take(layout, queue, lane, worker_id, now, limit, 0)
                 self._lanes.lane_read(queue, lane, received, len(jobs), time.monotonic())
@@ -131,6 +131,8 @@ class Claims:
         messages = await self._run(flow)
         if wait_seconds:
             now += time.monotonic() - started
+        if messages and source == queue:
+            self._lanes.queue_received(queue)
         self._background.hold(source, url, messages[limit:])
         return messages[:limit], now
 

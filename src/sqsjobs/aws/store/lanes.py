@@ -9,9 +9,12 @@ costs in requests bounded:
   worker long-polls the queue alone, one request per 20 s however many lanes it has,
   and an urgent job wakes it through its copy on the queue.
 - **Busy**: each claim reads the lanes first, highest band first, with a short poll. A
-  lane found empty is left alone for a quiet period, ``QUIET_FIRST`` seconds doubling to
-  ``QUIET_MOST``, so a busy worker with no urgent jobs pays a few receives per
-  ``QUIET_MOST`` seconds, not one per claim; an urgent job is seen within that time.
+  lane found empty is left alone until both a quiet period has passed (``QUIET_FIRST``
+  seconds, doubling to ``QUIET_MOST``) and the queue has been received from
+  ``RECEIVES_FIRST`` times (doubling to ``RECEIVES_MOST``). So a busy worker with no
+  urgent jobs pays at most one lane receive per ``RECEIVES_MOST`` receives of the queue
+  (each up to ten jobs) and per ``QUIET_MOST`` seconds, and an urgent job arriving in a
+  busy spell is seen once both have passed.
 - **Starvation guard**: after ``SHARE - 1`` consecutive jobs from lanes, the next claim
   reads the queue first, so at least one job in ``SHARE`` comes from the queue's backlog
   while the lanes keep yielding.
@@ -23,15 +26,19 @@ import threading
 
 QUIET_FIRST = 1.0
 QUIET_MOST = 8.0
+RECEIVES_FIRST = 8
+RECEIVES_MOST = 32
 SHARE = 10
 
 
 class _Quiet:
-    __slots__ = ("backoff", "until")
+    __slots__ = ("after", "backoff", "receives", "until")
 
     def __init__(self) -> None:
-        self.until = 0.0
+        self.until = 0.0  # not before this instant (monotonic)
+        self.after = 0  # nor before the queue's receive count reaches this
         self.backoff = 0.0
+        self.receives = 0
 
 
 class LanePicker:
@@ -42,6 +49,7 @@ class LanePicker:
         self._idle: set[str] = set()
         self._streak: dict[str, int] = {}
         self._quiet: dict[str, _Quiet] = {}
+        self._receives: dict[str, int] = {}  # per queue: receives that found messages
 
     def lanes_worth_reading(self, queue: str) -> bool:
         """Not while the queue is idle: its long poll wakes for every job, lanes' too."""
@@ -53,21 +61,30 @@ class LanePicker:
         with self._lock:
             return self._streak.get(queue, 0) >= SHARE - 1
 
-    def quiet(self, lane: str, now: float) -> bool:
+    def quiet(self, queue: str, lane: str, now: float) -> bool:
         with self._lock:
             found = self._quiet.get(lane)
-            return found is not None and now < found.until
+            if found is None:
+                return False
+            return now < found.until or self._receives.get(queue, 0) < found.after
 
     def lane_read(self, queue: str, lane: str, received: bool, jobs: int, now: float) -> None:
         with self._lock:
             quiet = self._quiet.setdefault(lane, _Quiet())
             if received:
-                quiet.backoff, quiet.until = 0.0, 0.0
+                quiet.backoff, quiet.receives, quiet.until, quiet.after = 0.0, 0, 0.0, 0
             else:
                 quiet.backoff = min(QUIET_MOST, max(QUIET_FIRST, quiet.backoff * 2))
+                quiet.receives = min(RECEIVES_MOST, max(RECEIVES_FIRST, quiet.receives * 2))
                 quiet.until = now + quiet.backoff
+                quiet.after = self._receives.get(queue, 0) + quiet.receives
             if jobs:
                 self._streak[queue] = self._streak.get(queue, 0) + jobs
+
+    def queue_received(self, queue: str) -> None:
+        """A receive request on the queue itself brought messages (held ones do not count)."""
+        with self._lock:
+            self._receives[queue] = self._receives.get(queue, 0) + 1
 
     def queue_read(self, queue: str, received: bool, jobs: int) -> None:
         with self._lock:
