@@ -186,3 +186,17 @@ def test_from_env_reads_the_lanes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SQSJOBS_PRIORITY_LANES", "default@1=https://q/d-p1")
     store = SqsJobStore.from_env(region_name="us-east-1")
     assert store._state.layout.lanes == {"default": ((1, "https://q/d-p1"),)}
+
+
+async def test_a_busy_worker_without_urgent_jobs_rarely_reads_the_lane(
+    store: SqsJobStore,
+) -> None:
+    """A hundred default jobs: the lane is read at the start and at most once more."""
+    calls = record_calls(store)
+    await JobQueue(store).enqueue_many([EnqueueRequest("work", {"n": n}) for n in range(100)])
+    await drain_in_order(store, 100, concurrency=10, until=lambda done: False)
+    lane_reads = [
+        url for action, url in calls if (action, url) == ("receive_message", lane_of(store))
+    ]
+    queue_reads = [c for c in calls if c == ("receive_message", store.queue_urls["default"])]
+    assert 1 <= len(lane_reads) <= 2, (len(lane_reads), len(queue_reads))
