@@ -10,6 +10,7 @@ see the group unlock, so the stores here long-poll for 1 s at most (``wait_time=
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -106,7 +107,7 @@ async def test_two_groups_of_ten_run_one_at_a_time_per_group_in_enqueue_order(
 
     for runs in spans.values():
         assert [n for n, _, _ in runs] == list(range(10))  # completion order = enqueue order
-        for (_, _, ended), (_, started, _) in zip(runs, runs[1:], strict=False):
+        for (_, _, ended), (_, started, _) in itertools.pairwise(runs):
             assert started >= ended  # never two of one group at once
     # Three item writes per job and no reads, as on a standard queue; every message received
     # beside an earlier one of its group is made visible again, in batches.
@@ -190,9 +191,7 @@ async def test_the_reconciler_resends_a_lost_fifo_message_with_its_group_and_a_f
         await asyncio.sleep(0.01)  # the next pass's ``now`` is past this ``resent_at``
 
 
-async def test_enqueue_many_on_fifo_sends_each_group_in_order(
-    fifo: SqsJobStore, sqs: Any
-) -> None:
+async def test_enqueue_many_on_fifo_sends_each_group_in_order(fifo: SqsJobStore, sqs: Any) -> None:
     url = fifo.queue_urls["default"]
     tenants = ["acme", "globex", "initech"]
     requests = [EnqueueRequest("sync", {"n": n}, tenant=tenants[n % 3]) for n in range(12)]
@@ -304,3 +303,13 @@ def test_a_job_read_back_keeps_its_group(fifo: SqsJobStore) -> None:
     read = queue.get(job.id)
     assert read == job and read is not None and read.group == "acme:orders"
     assert Job.model_validate_json(read.model_dump_json()) == read
+
+
+@pytest.mark.parametrize("group", ["", "two words", "x" * 129, "naïve"], ids=repr)
+def test_a_bad_group_is_refused_before_anything_is_written(fifo: SqsJobStore, group: str) -> None:
+    before = COUNTER.counts()
+    with pytest.raises(JobConfigError, match=r"Invalid group .*must match") as caught:
+        SyncJobQueue(fifo).enqueue("a", tenant="acme", group=group)
+    assert caught.value.code == "invalid_option"
+    spent = COUNTER.counts() - before
+    assert spent.requests[("dynamodb", "PutItem")] == 0 and spent.service("sqs") == 0
