@@ -29,6 +29,7 @@ from ._validation import (
     LEASE,
     TIMEOUT,
     Span,
+    check_group,
     check_idempotency_key,
     check_job_name,
     check_queue_name,
@@ -175,6 +176,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         None if request.idempotency_key is None else check_idempotency_key(request.idempotency_key)
     )
     tenant = None if request.tenant is None else check_tenant(request.tenant)
+    group = check_group(request.group) if request.group is not None else tenant or queue
     run_at = _run_at(request, now)
     payload, _ = checked_json(request.payload, config.payload_max_bytes)
     job = Job.model_construct(
@@ -199,6 +201,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         last_error=None,
         completed_at=None,
         result=None,
+        group=group,
         timeout_explicit=request.timeout is not None,
     )
     return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))

@@ -42,6 +42,7 @@ class Record:
     fingerprint: str | None
     expires_at: float | None = None
     version: int = 0
+    group: str | None = None  # informational here: claim order stays priority order
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -69,6 +70,7 @@ class Record:
             completed_at=None,
             result_json=None,
             fingerprint=fingerprint,
+            group=job.group,
         )
 
     def to_job(self) -> Job:
@@ -95,6 +97,7 @@ class Record:
             last_error=self.last_error,
             completed_at=utc_or_none(self.completed_at),
             result=None if self.result_json is None else json.loads(self.result_json),
+            group=self.group,
         )
 
     def ready_entry(self) -> tuple[int, float, float, str, int]:

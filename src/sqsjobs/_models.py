@@ -52,9 +52,19 @@ class Job(BaseModel):
     last_error: str | None
     completed_at: datetime | None
     result: JsonValue | None
+    # The job's message group (``enqueue(group=...)``, else its tenant, else its queue):
+    # on a FIFO queue its jobs run one at a time in enqueue order; on a standard queue SQS
+    # fair queues keep one group's burst from delaying the others. ``None`` only on records
+    # written before groups existed (``message_group`` then derives it).
+    group: str | None = None
     # True when the producer passed ``timeout``; otherwise it is a default, and a handler
     # that declares its own timeout replaces it when the job runs (``HandlerDefaults``).
     # Stores keep it; dumps and reprs leave it out, so a record's JSON (``--json``, code
     # that dumps jobs) has exactly the fields above, and a job read back from that JSON
     # equals the job unless its timeout was explicit.
     timeout_explicit: bool = Field(default=False, exclude=True, repr=False)
+
+
+def message_group(job: Job) -> str:
+    """The group a job's messages carry: its own, else its tenant, else its queue."""
+    return job.group or job.tenant or job.queue

@@ -31,6 +31,7 @@ class EnqueueRequest:
     queue: str | None = None
     idempotency_key: str | None = None
     tenant: str | None = None
+    group: str | None = None
     delay: float | timedelta | None = None
     run_at: datetime | None = None
     priority: int = 0

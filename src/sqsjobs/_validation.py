@@ -162,6 +162,9 @@ JOB_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._:-]{0,127}")
 QUEUE_NAME = re.compile(r"[a-zA-Z0-9_:-]{1,64}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 TENANT = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,61}[a-z0-9])?")
+# A message group: SQS allows up to 128 characters of ASCII letters, digits and
+# punctuation; this is a subset that every tenant id and queue name (the defaults) fits.
+GROUP = re.compile(r"[a-zA-Z0-9._:/@-]{1,128}")
 
 
 def _check_grammar(
@@ -186,6 +189,10 @@ def check_idempotency_key(key: object) -> str:
 
 def check_tenant(tenant: object) -> str:
     return _check_grammar(tenant, TENANT, "tenant")
+
+
+def check_group(group: object) -> str:
+    return _check_grammar(group, GROUP, "group")
 
 
 def plain_json(value: Any, what: str = "payload") -> JsonValue:

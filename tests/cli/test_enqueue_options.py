@@ -24,7 +24,7 @@ from .process import run_cli
 
 LIMIT = 65536  # the producer's default payload_max_bytes
 OPTIONS = ("queue", "status", "priority", "max_attempts", "timeout", "lease")
-OPTIONS += ("idempotency_key", "tenant")
+OPTIONS += ("idempotency_key", "tenant", "group")
 
 
 @pytest.fixture
@@ -123,6 +123,8 @@ def test_every_option_reaches_the_stored_record(cli_env: Env) -> None:
         "report/2026-05#1",
         "--tenant",
         "acme-7",
+        "--group",
+        "acme-7/reports",
     )
     assert datetime.fromisoformat(record["run_at"]) == when
     assert {name: record[name] for name in OPTIONS} == {
@@ -134,6 +136,7 @@ def test_every_option_reaches_the_stored_record(cli_env: Env) -> None:
         "lease": 45.0,
         "idempotency_key": "report/2026-05#1",
         "tenant": "acme-7",
+        "group": "acme-7/reports",
     }
 
 
@@ -177,6 +180,7 @@ FAR = (datetime.now(UTC) + timedelta(days=400)).isoformat()
         (["--run-at", FAR], "must be at most 366 days (31622400 s) after now"),
         (["--run-at", FAR, "--delay", "5"], "Pass --delay or --run-at, not both."),
         (["--tenant", "Ácme"], "Invalid tenant 'Ácme': must match"),
+        (["--group", "a b"], "Invalid group 'a b': must match [a-zA-Z0-9._:/@-]{1,128}"),
         (["--payload", "@"], "expected a file name after '@'"),
         (["--payload", '{"a": 1, "a": 2}'], "not valid JSON: key 'a' appears twice"),
         (["--payload", "[1, Infinity]"], "Infinity is not a JSON number"),

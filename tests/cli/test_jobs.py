@@ -64,7 +64,7 @@ def test_show_prints_every_field_and_the_payload_as_json(cli_env: Env, store: Sq
     job = SyncJobQueue(store).enqueue("email.send", payload, idempotency_key="k1").job
     result = invoke(cli_env, "jobs", "show", job.id)
     assert result.exit_code == 0, result.output
-    fields = dict(line.strip().split(None, 1) for line in result.stdout.splitlines()[:17])
+    fields = dict(line.strip().split(None, 1) for line in result.stdout.splitlines()[:18])
     assert fields["id"] == job.id
     assert fields["status"] == "queued"
     assert fields["attempts"] == "0/5"

@@ -50,6 +50,7 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "last_error": None,
         "completed_at": None,
         "result": None,
+        "group": "other",  # no group nor tenant: the queue's name
     }
     assert len(job.id) == 32
     assert prepared.fingerprint is None

@@ -41,7 +41,9 @@ def references(node: Any) -> set[str]:
                 found.add(value[0] if isinstance(value, list) else value.split(".")[0])
             elif key == "Fn::Sub":
                 text = value if isinstance(value, str) else value[0]
-                found |= {part.split("}")[0].split(".")[0] for part in text.split("${")[1:]}
+                local = set() if isinstance(value, str) else set(value[1])  # Sub's own names
+                names = {part.split("}")[0].split(".")[0] for part in text.split("${")[1:]}
+                found |= names - local
             found |= references(value)
     return found
 

@@ -86,3 +86,44 @@ def test_stacks_on_different_tables_are_refused(aws_endpoint: str, stack_name: s
     deploy_stack(f"{stack_name}-two", endpoint_url=aws_endpoint)
     with pytest.raises(ValueError, match="one store serves one table"):
         SqsJobStore.from_stack(f"{stack_name}-one,{stack_name}-two", endpoint_url=aws_endpoint)
+
+
+@pytest.mark.parametrize("template", ["sqsjobs", "sqsjobs-queue"])
+async def test_a_fifo_stack_runs_a_group_in_order(
+    aws_endpoint: str, stack_name: str, template: str
+) -> None:
+    import boto3
+
+    parameters = {"QueueName": "ledger", "FifoQueue": "true"}
+    if template == "sqsjobs-queue":
+        table = deploy_stack(f"{stack_name}-table", endpoint_url=aws_endpoint)["TableName"]
+        parameters["TableName"] = table
+    deploy_stack(stack_name, template=template, parameters=parameters, endpoint_url=aws_endpoint)
+    store = SqsJobStore.from_stack(stack_name, endpoint_url=aws_endpoint, wait_time=1.0)
+    sqs = boto3.client("sqs", endpoint_url=aws_endpoint)
+    try:
+        url = store.queue_urls["ledger"]
+        assert url.endswith(f"{stack_name}-ledger.fifo")
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        assert (attributes["FifoQueue"], attributes["ContentBasedDeduplication"]) == (
+            "true",
+            "false",
+        )
+        store.sync.describe("ledger")
+        assert store.dead_letter_queue_urls["ledger"].endswith("-ledger-dlq.fifo")
+        queue = JobQueue(store, default_queue="ledger")
+        ran: list[int] = []
+
+        async def post(ctx: JobContext) -> None:
+            ran.append(ctx.payload["n"])
+
+        for n in range(3):
+            await queue.enqueue("ledger.post", {"n": n}, tenant="acme")
+        worker = JobWorker(queue, {"ledger.post": post}, queues=["ledger"], concurrency=3)
+        for _ in range(3):
+            assert await worker.run_once()
+            await store.aclose()  # the batched delete goes out, unlocking the group
+        assert ran == [0, 1, 2]
+    finally:
+        sqs.close()
+        await store.aclose()

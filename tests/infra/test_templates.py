@@ -258,15 +258,31 @@ def test_dlq_accepts_redrives_from_its_job_queue_and_lane_only(template: dict[st
     allow = queue(template, "DeadLetterQueue")["RedriveAllowPolicy"]
     assert allow["redrivePermission"] == "byQueue"
     source, lane = allow["sourceQueueArns"]
-    job_queue_name = queue(template)["QueueName"]["Fn::Sub"]
-    assert source["Fn::Sub"].endswith(f":{job_queue_name}")
-    assert source["Fn::Sub"].startswith("arn:${AWS::Partition}:sqs:${AWS::Region}:")
+    job_queue_name, suffix = queue(template)["QueueName"]["Fn::Sub"]
+    arn, arn_suffix = source["Fn::Sub"]
+    assert arn.endswith(f":{job_queue_name}") and arn_suffix == suffix
+    assert arn.startswith("arn:${AWS::Partition}:sqs:${AWS::Region}:")
     lane_name = queue(template, "PriorityLaneQueue")["QueueName"]["Fn::Sub"]
     condition, lane_arn, absent = lane["Fn::If"]
     assert (condition, absent) == ("HasPriorityLane", NO_VALUE)
-    assert lane_arn["Fn::Sub"] == source["Fn::Sub"].replace(job_queue_name, lane_name)
+    assert lane_arn["Fn::Sub"] == arn.replace(job_queue_name, lane_name)
     # The lane redrives to the same DLQ, after as many receives as the job queue.
     assert queue(template, "PriorityLaneQueue")["RedrivePolicy"] == queue(template)["RedrivePolicy"]
+
+
+@BOTH
+def test_fifo_makes_both_queues_fifo_with_names_sqs_accepts(template: dict[str, Any]) -> None:
+    assert template["Parameters"]["FifoQueue"]["Default"] == "false"
+    fifo_suffix = {"Suffix": {"Fn::If": ["IsFifo", ".fifo", ""]}}
+    for name in ("JobQueue", "DeadLetterQueue"):
+        properties = queue(template, name)
+        assert properties["QueueName"]["Fn::Sub"][0].endswith("${Suffix}")
+        assert properties["QueueName"]["Fn::Sub"][1] == fifo_suffix
+        assert properties["FifoQueue"] == {"Fn::If": ["IsFifo", True, {"Ref": "AWS::NoValue"}]}
+        # The store sends a deduplication id with every message.
+        assert properties["ContentBasedDeduplication"] == {
+            "Fn::If": ["IsFifo", False, {"Ref": "AWS::NoValue"}]
+        }
 
 
 @BOTH

@@ -190,6 +190,7 @@ def message_from_record(raw: Mapping[str, Any]) -> Message:
         body=str(raw.get("body", "")),
         receive_count=int(attributes.get("ApproximateReceiveCount", "1")),
         sent_at=int(attributes.get("SentTimestamp", "0")) / 1000,
+        group=attributes.get("MessageGroupId"),  # a DLQ copy on a FIFO queue needs it
     )
 
 

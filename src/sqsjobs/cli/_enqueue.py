@@ -132,6 +132,12 @@ def aware_instant(value: str) -> datetime:
 )
 @click.option("--idempotency-key", metavar="KEY", help="Enqueue at most once per key.")
 @click.option("--tenant", metavar="TENANT", help="Tenant the job belongs to.")
+@click.option(
+    "--group",
+    metavar="GROUP",
+    help="Message group: on a FIFO queue its jobs run one at a time, in order "
+    "(default: the tenant, else the queue).",
+)
 @json_option("the job as one object (for a duplicate, the existing job)")
 @store_options
 def enqueue(
@@ -146,6 +152,7 @@ def enqueue(
     lease: float | None,
     idempotency_key: str | None,
     tenant: str | None,
+    group: str | None,
     as_json: bool,
     store: StoreConfig,
 ) -> None:
@@ -161,6 +168,7 @@ def enqueue(
                 queue=queue,
                 idempotency_key=idempotency_key,
                 tenant=tenant,
+                group=group,
                 delay=delay,
                 run_at=run_at,
                 priority=priority,

@@ -210,6 +210,7 @@ def job_fields(job: Job) -> dict[str, RenderableType]:
     values["lease"] = f"{job.lease:g}s"
     values["idempotency_key"] = job.idempotency_key or "-"
     values["tenant"] = job.tenant or "-"
+    values["group"] = job.group or "-"
     values["last_error"] = job.last_error or "-"
     return values
 

@@ -61,7 +61,7 @@ def send_copies(url: str, copies: list[tuple[Message, int]]) -> Flow[list[Messag
     sent: list[Message] = []
     for batch in sqs.chunks(copies):
         try:
-            reply = yield sqs.send_batch(url, [(m.body, delay) for m, delay in batch])
+            reply = yield sqs.send_batch(url, [(m.body, delay, m.group) for m, delay in batch])
         except AwsError:
             continue  # not copied, so not deleted: the original comes back later
         ok = {int(entry["Id"]) for entry in reply.get("Successful", [])}

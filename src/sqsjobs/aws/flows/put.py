@@ -18,8 +18,8 @@ import contextlib
 import uuid
 from collections.abc import Iterator, Sequence
 
-from ..._errors import JobBatchError, JobIdempotencyConflictError
-from ..._models import Job
+from ..._errors import JobBatchError, JobConfigError, JobIdempotencyConflictError
+from ..._models import Job, message_group
 from ..._requests import EnqueueResult
 from ..wire import dynamo, sqs
 from ..wire.items import Attributes, Stored, item_from_job, keyed_id, stored_from_item, text
@@ -40,10 +40,12 @@ def placed(job: Job) -> Job:
 
 def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
     urls = _urls(layout, job)
+    refuse_unsendable(urls[0], job, now)
     result = yield from _write(layout, placed(job), fingerprint, now)
     if not result.duplicate:
+        group = message_group(result.job)
         for url in urls:
-            yield sqs.send(url, _body(result.job), _delay(result.job, now))
+            yield sqs.send(url, _body(result.job), _delay(result.job, now), group)
     return result
 
 
@@ -51,6 +53,25 @@ def _urls(layout: Layout, job: Job) -> list[str]:
     """Where a new job's message goes: its queue, and its priority lane if it has one."""
     lane = layout.lane_url(job.queue, job.priority)
     return [layout.url(job.queue)] if lane is None else [layout.url(job.queue), lane]
+
+
+def refuse_unsendable(url: str, job: Job, now: float) -> None:
+    """Refuse, before anything is written, a job that ``url``'s queue cannot deliver on time.
+
+    A FIFO queue takes no per-message delay: a delayed job's message goes at once and
+    the claim hides it until due, which one hide does for up to SQS's 12-hour visibility
+    limit. Every further 12 hours would cost another receive, counted towards the redrive
+    policy's ``maxReceiveCount``, and once that budget ran low the message would have to
+    be re-sent fresh, behind its group's later jobs: so a longer delay is refused.
+    """
+    ahead = job.run_at.timestamp() - now
+    if sqs.is_fifo(url) and ahead > sqs.MAX_VISIBILITY:
+        raise JobConfigError(
+            "invalid_option",
+            f"Invalid delay {ahead:.0f} s for FIFO queue {job.queue!r}: a FIFO queue holds "
+            f"a delayed job's message hidden for at most {sqs.MAX_VISIBILITY} s (12 h); "
+            "use a standard queue for longer delays",
+        )
 
 
 def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
@@ -84,9 +105,8 @@ def _resend_if_lost(layout: Layout, holder: Stored, now: float) -> Flow[None]:
         yield mark_resent(layout.table, holder, now)
     except ConditionFailed:
         return  # someone else re-sent it, or the record moved on
-    yield sqs.send(
-        layout.url(holder.job.queue), _body(holder.job), sqs.send_delay(holder.run_at, now)
-    )
+    url, delay = layout.url(holder.job.queue), sqs.send_delay(holder.run_at, now)
+    yield sqs.send(url, _body(holder.job), delay, message_group(holder.job))
 
 
 def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
@@ -133,8 +153,8 @@ def put_many(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list
     their messages are sent with those before it (if that send fails too, the records
     are durable and the reconciler sends them), and the error's message counts them.
     """
-    for job, _ in items:
-        layout.url(job.queue)  # an unknown queue is refused before anything is written
+    for job, _ in items:  # an unknown queue or an unsendable delay: before anything is written
+        refuse_unsendable(layout.url(job.queue), job, now)
     results: list[EnqueueResult] = []
     for group in sqs.chunks([(placed(job), fp) for job, fp in items]):
         written = yield from _write_group(layout, group, now)
@@ -232,11 +252,10 @@ def _deliver(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Fl
                 by_url.setdefault(url, []).append(result.job)
     for url, jobs in by_url.items():
         for batch in sqs.chunks(jobs):
-            entries = [(_body(job), _delay(job, now)) for job in batch]
+            entries = [(_body(job), _delay(job, now), message_group(job)) for job in batch]
             reply = yield sqs.send_batch(url, entries)
             for failed in reply.get("Failed", []):
-                text, delay = entries[int(failed["Id"])]
-                yield sqs.send(url, text, delay)
+                yield sqs.send(url, *entries[int(failed["Id"])])
 
 
 def _deliver_quietly(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Flow[None]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..._lifecycle import DELAYED, QUEUED, RUNNING
-from ..._models import JobStatus
+from ..._models import JobStatus, message_group
 from ..wire import dynamo, sqs
 from ..wire.items import SHARDS, Stored, index_pk, number, stored_from_item
 from ..wire.layout import Layout
@@ -80,7 +80,10 @@ def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
         fresh.append(stored)
     url = layout.url(queue)
     for batch in sqs.chunks(fresh):
-        entries = [(sqs.body(s.job.id, queue), sqs.send_delay(s.run_at, now)) for s in batch]
+        entries = [
+            (sqs.body(s.job.id, queue), sqs.send_delay(s.run_at, now), message_group(s.job))
+            for s in batch
+        ]
         yield sqs.send_batch(url, entries)
     return len(fresh)
 

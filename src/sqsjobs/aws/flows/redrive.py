@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..._lifecycle import DEAD, TERMINAL
-from ..._models import Job
+from ..._models import Job, message_group
 from ..._time import epoch
 from ..._validation import check_job_name, integer
 from ..wire import dynamo, sqs
@@ -71,7 +71,7 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
             layout.url(stored.job.queue)  # refused for its queue: say which one
         return False
     job = stored_from_item(reply["Attributes"]).job
-    yield sqs.send(layout.url(job.queue), sqs.body(job.id, job.queue))
+    yield sqs.send(layout.url(job.queue), sqs.body(job.id, job.queue), 0, message_group(job))
     with contextlib.suppress(AwsError):  # the job runs again either way; a redrive tidies up
         yield from drop_dead_letter_copies(layout, job.queue, job.id)
     return True

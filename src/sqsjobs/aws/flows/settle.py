@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 
 from ..._lifecycle import COMPLETED, DEAD, after_failure, after_release, expires_at, holds_lease
-from ..._models import Job, JobStatus
+from ..._models import Job, JobStatus, message_group
 from ..wire import dynamo, sqs
 from ..wire.items import number, same_value, stored_from_item, text
 from ..wire.layout import Layout
@@ -134,7 +134,8 @@ def _dead(
     elif info.dead_letter_url is not None:
         # The record says dead either way; the DLQ copy is for inspection and redrive.
         with contextlib.suppress(AwsError):
-            yield sqs.send(info.dead_letter_url, sqs.body(job.id, job.queue))
+            text = sqs.body(job.id, job.queue)
+            yield sqs.send(info.dead_letter_url, text, 0, message_group(job))
     return True
 
 

@@ -25,6 +25,7 @@ from ..._models import Job
 from ..._text import safe_line
 from ..flows import claim
 from ..flows.claim import Claimed, Delivery
+from ..flows.groups import receive_heads
 from ..flows.messages import receive
 from ..wire import sqs
 from ..wire.layout import Layout
@@ -124,16 +125,19 @@ class Claims:
     ) -> tuple[list[Message], float]:
         """Messages for this claim (the rest are held for the next), and ``now`` after it."""
         wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._state.wait)
-        size = self._background.held.receive_size(source, limit, time.monotonic())
         started = time.monotonic()
         url = layout.url(queue)
-        flow = receive(url, size, wait_seconds, self._state.visibility_of(queue))
-        messages = await self._run(flow)
+        visibility = self._state.visibility_of(queue)
+        if sqs.is_fifo(url):  # one job per group at a time: no hold (``flows.groups``)
+            messages = await self._run(receive_heads(url, limit, wait_seconds, visibility))
+        else:
+            size = self._background.held.receive_size(source, limit, started)
+            messages = await self._run(receive(url, size, wait_seconds, visibility))
+            self._background.hold(source, url, messages[limit:])
         if wait_seconds:
             now += time.monotonic() - started
         if messages and source == queue:
             self._lanes.queue_received(queue)
-        self._background.hold(source, url, messages[limit:])
         return messages[:limit], now
 
     async def _claim(

@@ -4,7 +4,9 @@ For development, tests and the demo; production deploys ``infra/``, which descri
 same resources. Every step tolerates "already exists", so a second call with the same
 prefix reuses what the first made. Names: table ``{prefix}-jobs``, queue
 ``{prefix}-{queue}``, DLQ ``{prefix}-{queue}-dlq`` (a queue name SQS would refuse, e.g.
-one with ``:``, is made safe and suffixed with a short hash).
+one with ``:``, is made safe and suffixed with a short hash). A FIFO queue and its DLQ
+(``fifo=``) end in ``.fifo``, as SQS requires, with content-based deduplication off: the
+store sends a deduplication id with every message (``wire.sqs.route``).
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..._validation import check_queue_name, integer
 from ..wire.items import INDEX, TTL_ATTRIBUTE
 from ..wire.protocol import AwsError, Call, Send
-from ..wire.sqs import QueueInfo
+from ..wire.sqs import FIFO_SUFFIX, QueueInfo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
@@ -53,6 +55,7 @@ def provision(
     queues: Sequence[str],
     max_receive_count: int,
     priority_bands: Sequence[int] = (),
+    fifo: bool | Collection[str] = False,
 ) -> Provisioned:
     if not isinstance(prefix, str) or PREFIX.fullmatch(prefix) is None:
         raise ValueError(f"Invalid prefix {prefix!r}: must match {PREFIX.pattern}")
@@ -61,15 +64,29 @@ def provision(
         raise ValueError("queues must be a non-empty sequence of queue names")
     integer(max_receive_count, "max_receive_count", minimum=1, maximum=1000, code=None)
     bands = _bands(priority_bands)
+    fifos = _fifo_queues(fifo, names)
     table = f"{prefix}-jobs"
     _ensure_table(send, table)
-    made = {q: _ensure_queue(send, prefix, q, max_receive_count) for q in names}
+    made = {q: _ensure_queue(send, prefix, q, max_receive_count, q in fifos) for q in names}
+    # A FIFO queue's order is its groups': it takes no priority lanes.
     lanes = {
         queue: {band: _ensure_lane(send, prefix, queue, band, info) for band in bands}
         for queue, info in made.items()
-        if bands
+        if bands and queue not in fifos
     }
     return Provisioned(table, made, lanes)
+
+
+def _fifo_queues(fifo: bool | Collection[str], names: Sequence[str]) -> frozenset[str]:
+    """Which of ``names`` are to be FIFO: all (``True``), none, or those listed."""
+    if isinstance(fifo, bool):
+        return frozenset(names) if fifo else frozenset()
+    if isinstance(fifo, str) or not set(fifo) <= set(names):
+        raise ValueError(
+            f"fifo must be True, False or a collection of the queues given "
+            f"({', '.join(names)}), got {fifo!r}"
+        )
+    return frozenset(fifo)
 
 
 def _bands(priority_bands: Sequence[int]) -> list[int]:
@@ -163,11 +180,17 @@ def _wait_until_active(send: Send, table: str) -> None:
         time.sleep(1.0)
 
 
-def _ensure_queue(send: Send, prefix: str, queue: str, max_receive_count: int) -> QueueInfo:
+def _ensure_queue(
+    send: Send, prefix: str, queue: str, max_receive_count: int, fifo: bool
+) -> QueueInfo:
+    kind: dict[QueueAttributeNameType, str] = (
+        {"FifoQueue": "true", "ContentBasedDeduplication": "false"} if fifo else {}
+    )
+    suffix = FIFO_SUFFIX if fifo else ""
     dead_letter_url = _create_queue(
         send,
-        sqs_name(prefix, queue, "-dlq"),
-        {"MessageRetentionPeriod": str(DEAD_LETTER_RETENTION)},
+        sqs_name(prefix, queue, "-dlq" + suffix),
+        {"MessageRetentionPeriod": str(DEAD_LETTER_RETENTION), **kind},
     )
     lookup: GetQueueAttributesRequestTypeDef = {
         "QueueUrl": dead_letter_url,
@@ -177,11 +200,12 @@ def _ensure_queue(send: Send, prefix: str, queue: str, max_receive_count: int) -
     policy = {"deadLetterTargetArn": arn, "maxReceiveCount": str(max_receive_count)}
     url = _create_queue(
         send,
-        sqs_name(prefix, queue),
+        sqs_name(prefix, queue, suffix),
         {
             "RedrivePolicy": json.dumps(policy, separators=(",", ":")),
             "MessageRetentionPeriod": str(QUEUE_RETENTION),
             "VisibilityTimeout": str(QUEUE_VISIBILITY),
+            **kind,
         },
     )
     return QueueInfo(url, dead_letter_url, max_receive_count, float(QUEUE_RETENTION))

@@ -17,7 +17,7 @@ import contextlib
 import copy
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
@@ -145,19 +145,23 @@ class SqsJobStore:
         queues: Sequence[str] = ("default",),
         max_receive_count: int = 10,
         priority_bands: Sequence[int] = DEFAULT_BANDS,
+        fifo: bool | Collection[str] = False,
         **kwargs: Any,
     ) -> SqsJobStore:
         """Create (or find) the table, queues and DLQs for ``prefix``; for dev and tests.
 
         Each queue also gets a priority lane per band of ``priority_bands`` (the lowest
         priority each carries; empty: no lanes), redriven to the queue's DLQ.
+        ``fifo``: ``True`` makes every queue FIFO, or name the queues that are.
         """
         from .config import Endpoint
         from .provision import provision
 
         transport = BotoTransport(Endpoint.of(kwargs))
         try:
-            made = provision(transport, prefix, queues, max_receive_count, priority_bands)
+            made = provision(
+                transport, prefix, queues, max_receive_count, priority_bands, fifo
+            )
         finally:
             transport.close()
         urls = {queue: info.url for queue, info in made.queues.items()}

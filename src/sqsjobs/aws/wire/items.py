@@ -139,6 +139,7 @@ def item_from_job(job: Job, fingerprint: str | None) -> Attributes:
     for name, value in (
         ("idempotency_key", job.idempotency_key),
         ("tenant", job.tenant),
+        ("group", job.group),
         ("fingerprint", fingerprint),
     ):
         if value is not None:
@@ -171,6 +172,7 @@ def stored_from_item(item: Attributes) -> Stored:
         completed_at=utc_or_none(_opt_n(item, "completed_at")),
         result=None if "result" not in item else json.loads(_s(item, "result")),
         timeout_explicit=bool(item.get("timeout_explicit", {}).get("BOOL", False)),
+        group=_opt_s(item, "group"),  # absent on records written before groups
     )
     return Stored(
         job,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         DeleteMessageRequestTypeDef,
         GetQueueAttributesRequestTypeDef,
         ReceiveMessageRequestTypeDef,
+        SendMessageBatchRequestEntryTypeDef,
         SendMessageBatchRequestTypeDef,
         SendMessageRequestTypeDef,
     )
@@ -50,6 +52,10 @@ MAX_BATCH = 10
 MAX_DELAY = 900
 MAX_VISIBILITY = 43_200
 MAX_WAIT = 20
+FIFO_SUFFIX = ".fifo"
+# The group of a copy whose original carried none (a body not written by this library):
+# a FIFO queue needs one.
+FALLBACK_GROUP = "sqsjobs"
 # A hidden message must come back this long before the queue's retention would drop it.
 RETENTION_MARGIN = 3_600.0
 
@@ -66,6 +72,7 @@ class Message(NamedTuple):
     body: str
     receive_count: int
     sent_at: float  # epoch seconds of the first send (SQS keeps it across receives)
+    group: str | None = None  # its MessageGroupId; a copy or re-send carries it on
 
 
 class QueueInfo(NamedTuple):
@@ -142,6 +149,7 @@ def message_from_reply(raw: dict[str, Any]) -> Message:
         body=raw.get("Body", ""),
         receive_count=int(attributes.get("ApproximateReceiveCount", "1")),
         sent_at=int(attributes.get("SentTimestamp", "0")) / 1000,
+        group=attributes.get("MessageGroupId"),
     )
 
 
@@ -186,22 +194,55 @@ def chunks(items: Sequence[T], size: int = MAX_BATCH) -> Iterator[Sequence[T]]:
         yield items[start : start + size]
 
 
-def send(url: str, text: str, delay: int = 0) -> Call:
-    params: SendMessageRequestTypeDef = {"QueueUrl": url, "MessageBody": text}
+def is_fifo(url: str) -> bool:
+    """SQS requires every FIFO queue's name (the URL's last part) to end in ``.fifo``."""
+    return url.endswith(FIFO_SUFFIX)
+
+
+def route(
+    params: SendMessageRequestTypeDef | SendMessageBatchRequestEntryTypeDef,
+    url: str,
+    delay: int,
+    group: str | None,
+) -> None:
+    """The delivery fields of one message: its group, its dedup id or its delay.
+
+    Every send carries its job's group: a FIFO queue requires one (and runs a group's
+    messages one at a time, in order), and a standard queue passes it to SQS fair queues,
+    which keep one group's burst from delaying the others. On a FIFO queue each call gets
+    a fresh ``MessageDeduplicationId``: botocore's retries of one request resend the same
+    parameters, so a lost response cannot duplicate the message, while every new send (a
+    re-send, a retry, a redrive) is a new call and is never swallowed by the 5-minute
+    deduplication window. FIFO queues refuse per-message delays: the message goes at once
+    and the claim hides it until the job is due (``plan_return``), holding its group.
+    """
+    if is_fifo(url):
+        params["MessageGroupId"] = group or FALLBACK_GROUP
+        params["MessageDeduplicationId"] = uuid.uuid4().hex
+        return
+    if group is not None:
+        params["MessageGroupId"] = group
     if delay:
         params["DelaySeconds"] = delay
+
+
+def send(url: str, text: str, delay: int = 0, group: str | None = None) -> Call:
+    params: SendMessageRequestTypeDef = {"QueueUrl": url, "MessageBody": text}
+    route(params, url, delay, group)
     return Call("sqs", "send_message", params)
 
 
-def send_batch(url: str, entries: Sequence[tuple[str, int]]) -> Call:
-    """Up to 10 ``(body, delay)`` entries; entry ids are their positions."""
-    params: SendMessageBatchRequestTypeDef = {
-        "QueueUrl": url,
-        "Entries": [
-            {"Id": str(i), "MessageBody": text, "DelaySeconds": delay}
-            for i, (text, delay) in enumerate(entries)
-        ],
-    }
+Outgoing = tuple[str, int, str | None]  # body, delay, group
+
+
+def send_batch(url: str, entries: Sequence[Outgoing]) -> Call:
+    """Up to 10 ``(body, delay, group)`` entries; entry ids are their positions."""
+    batch: list[SendMessageBatchRequestEntryTypeDef] = []
+    for i, (text, delay, group) in enumerate(entries):
+        entry: SendMessageBatchRequestEntryTypeDef = {"Id": str(i), "MessageBody": text}
+        route(entry, url, delay, group)
+        batch.append(entry)
+    params: SendMessageBatchRequestTypeDef = {"QueueUrl": url, "Entries": batch}
     return Call("sqs", "send_message_batch", params)
 
 
@@ -211,7 +252,11 @@ def receive(url: str, limit: int, wait: int, visibility: int) -> Call:
         "MaxNumberOfMessages": max(1, min(MAX_BATCH, limit)),
         "WaitTimeSeconds": max(0, min(MAX_WAIT, wait)),
         "VisibilityTimeout": max(0, min(MAX_VISIBILITY, visibility)),
-        "MessageSystemAttributeNames": ["ApproximateReceiveCount", "SentTimestamp"],
+        "MessageSystemAttributeNames": [
+            "ApproximateReceiveCount",
+            "SentTimestamp",
+            "MessageGroupId",
+        ],
     }
     return Call("sqs", "receive_message", params)
 
