@@ -159,9 +159,7 @@ class SqsJobStore:
 
         transport = BotoTransport(Endpoint.of(kwargs))
         try:
-            made = provision(
-                transport, prefix, queues, max_receive_count, priority_bands, fifo
-            )
+            made = provision(transport, prefix, queues, max_receive_count, priority_bands, fifo)
         finally:
             transport.close()
         urls = {queue: info.url for queue, info in made.queues.items()}
