@@ -27,7 +27,8 @@ import os
 import uuid
 from collections import Counter
 
-from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
+from request_costs import drain  # this folder: the scripts run as `python bench/...`
+from sqsjobs import EnqueueRequest, JobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import local_aws
 from sqsjobs.testing_meter import BillingMeter, Write
@@ -48,19 +49,6 @@ async def run_jobs(endpoint: str, meter: BillingMeter, jobs: int, kilobytes: int
     """WRU by ``table:pk`` / ``index:key`` for ``jobs`` jobs through put, claim, complete."""
     store = SqsJobStore.create(f"load-{uuid.uuid4().hex[:8]}", endpoint_url=endpoint)
     queue = JobQueue(store, payload_max_bytes=200 * 1024)
-    done = asyncio.Event()
-    completed = 0
-
-    def on_complete(job: Job) -> None:
-        nonlocal completed
-        completed += 1
-        if completed == jobs:
-            done.set()
-
-    async def noop(ctx: JobContext) -> None:
-        return None
-
-    worker = JobWorker(queue, {"bench": noop}, concurrency=10, on_complete=on_complete)
     with meter.record() as records:
         for start in range(0, jobs, BATCH):
             await queue.enqueue_many(
@@ -69,8 +57,7 @@ async def run_jobs(endpoint: str, meter: BillingMeter, jobs: int, kilobytes: int
                     for n in range(start, start + BATCH)
                 ]
             )
-        async with worker:
-            await done.wait()
+        await drain(queue, lambda ctx: None, jobs, 10)
         await store.aclose()
     load: Counter[str] = Counter()
     for record in records:
