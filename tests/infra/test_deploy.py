@@ -21,6 +21,7 @@ import boto3  # type: ignore[import-untyped]
 import pytest
 
 from sqsjobs import JobStatus
+from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire import dynamo as _dynamo
 from sqsjobs.aws.wire.items import INDEX, index_pk, item_from_job, job_key, shard
 from sqsjobs.infra import StackEvent, deploy_stack, template_text
@@ -341,3 +342,25 @@ def reconcile_function(
         Timeout=60,
     )
     return str(function["FunctionArn"])
+
+
+def test_a_stack_has_a_priority_lane_unless_told_otherwise(
+    aws_endpoint: str, stack_name: str
+) -> None:
+    with_lane = deploy_stack(stack_name, endpoint_url=aws_endpoint)
+    lane_url = with_lane["PriorityLaneUrls"].partition("=")[2]
+    assert with_lane["PriorityLaneUrls"].startswith("default@1=")
+    assert lane_url.endswith(f"/{stack_name}-default-lane")
+    store = SqsJobStore.from_stack(stack_name, endpoint_url=aws_endpoint)
+    try:
+        assert dict(store._state.layout.lanes) == {"default": ((1, lane_url),)}
+    finally:
+        store.close()
+    plain = f"{stack_name}-plain"
+    without = deploy_stack(plain, endpoint_url=aws_endpoint, parameters={"PriorityLaneFrom": ""})
+    assert "PriorityLaneUrls" not in without
+    store = SqsJobStore.from_stack(plain, endpoint_url=aws_endpoint)
+    try:
+        assert dict(store._state.layout.lanes) == {}
+    finally:
+        store.close()
