@@ -34,6 +34,7 @@ JOB_FIELDS = {
     "idempotency_key",
     "tenant",
     "last_error",
+    "group",
     "completed_at",
     "result",
 }
