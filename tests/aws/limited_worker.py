@@ -4,8 +4,8 @@ Usage: python limited_worker.py ENDPOINT TABLE QUEUE_URL OUT_DIR WORKER_ID
 
 One run at a time per process, so three processes could run three at once unless the
 limit stops them. Each handler appends ``start end worker_id`` (epoch seconds) to
-``OUT_DIR/{name}`` when its run ends, so the test can compute the runs' overlap across
-processes.
+``OUT_DIR/{name}`` when its run ends (for ``limited.rate``: its claim and its start),
+so the test can compute the runs' overlap across processes.
 ``limited.once`` writes ``OUT_DIR/holding`` and then hangs (heartbeating) the first time
 it runs in any process, so the test knows when to SIGKILL the holder of its slot.
 """
@@ -36,7 +36,10 @@ def registry(out: Path, worker_id: str) -> JobRegistry:
 
     @handlers.handler("limited.rate", rate=(5, 1.0))
     async def rated(ctx: JobContext) -> None:
-        await asyncio.to_thread(record, "limited.rate", time.time())
+        # The run takes its rate slot after its claim and before this line: the claim's
+        # instant and this one bound when it took the slot (``start end`` below).
+        claimed = ctx.job.updated_at.timestamp()
+        await asyncio.to_thread(record, "limited.rate", claimed)
 
     @handlers.handler("limited.once", concurrency=1)
     async def once(ctx: JobContext) -> str:

@@ -98,11 +98,18 @@ async def test_a_rate_limit_holds_across_three_processes(
     ids = [result.job.id for result in await queue.enqueue_many(requests)]
     async with workers(store, aws_endpoint, tmp_path, 3):
         await all_completed(queue, ids)
-    starts = sorted(start for start, _, _ in spans(tmp_path / "limited.rate"))
-    assert len(starts) == 12
-    busiest = max(sum(1 for s in starts if t <= s < t + 1.0) for t in starts)
-    print(f"rate limit 5/s across 3 processes: at most {busiest} starts in any second")
-    assert busiest <= 5
+    # Each start took its slot at an instant between its claim and its handler's first
+    # line (``spans``: claimed, started). Six starts in one second are proven when six
+    # such intervals fit in one second: the sixth-earliest claim onwards to the latest
+    # start of those six. Scheduling delays on a loaded machine stretch the intervals,
+    # never shrink them, so this cannot fail a run that kept the limit.
+    runs = sorted((claimed, started) for claimed, started, _ in spans(tmp_path / "limited.rate"))
+    assert len(runs) == 12
+    tightest = min(
+        max(started for _, started in runs[i : i + 6]) - runs[i][0] for i in range(len(runs) - 5)
+    )
+    print(f"rate limit 5/s across 3 processes: any six starts span at least {tightest:.3f}s")
+    assert tightest >= 1.0
 
 
 async def test_a_killed_holders_slot_comes_back_after_its_lease(
