@@ -25,7 +25,7 @@ from ..._requests import JobFilter, JobPage
 from ..._validation import page_limit
 from ..wire import dynamo
 from ..wire.conditions import UNEXPIRED
-from ..wire.items import SHARDS, index_pk, index_sk, number, stored_from_item, text
+from ..wire.items import index_pk, index_sk, number, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Parallel
 
@@ -81,7 +81,7 @@ def _ranges(layout: Layout, filter: JobFilter, after: tuple[float, str] | None) 
         )
         for queue in queues
         for status in statuses
-        for shard in range(SHARDS)
+        for shard in range(layout.index_shards)
     ]
 
 

@@ -79,14 +79,14 @@ def _update(
 
 
 def _status_change(
-    job_id: str, status: JobStatus, now: float
+    job_id: str, shards: int, status: JobStatus, now: float
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """The SET clauses and values every status change writes."""
     sets = {"status": ":new_status", "updated_at": ":now", "gsi_pk": ":gsi_pk"}
     values = {
         ":new_status": text(status.value),
         ":now": number(now),
-        ":gsi_pk": text(index_pk(status, shard(job_id))),
+        ":gsi_pk": text(index_pk(status, shard(job_id, shards))),
     }
     return sets, values
 
@@ -105,14 +105,21 @@ def put_new(table: str, item: Attributes, now: float) -> Call:
 
 
 def claim(
-    table: str, job_id: str, queue: str, worker_id: str, token: str, now: float, skew: float
+    table: str,
+    shards: int,
+    job_id: str,
+    queue: str,
+    worker_id: str,
+    token: str,
+    now: float,
+    skew: float,
 ) -> Call:
     """Lease the job to ``worker_id`` for the lease *of record* (``lease_until = now + lease``).
 
     The lease is never taken from the message: whoever may send to the queue could
     otherwise shorten a run's lease to nothing.
     """
-    sets, values = _status_change(job_id, RUNNING, now)
+    sets, values = _status_change(job_id, shards, RUNNING, now)
     sets |= {
         "attempts": "#attempts + :one",
         "locked_by": ":worker",
@@ -131,10 +138,17 @@ def claim(
 
 
 def expire_lease(
-    table: str, job_id: str, token: str, error: str, now: float, skew: float, expires_at: float
+    table: str,
+    shards: int,
+    job_id: str,
+    token: str,
+    error: str,
+    now: float,
+    skew: float,
+    expires_at: float,
 ) -> Call:
     """Dead-letter a job whose lease (``token``) ended on its final attempt."""
-    sets, values = _status_change(job_id, DEAD, now)
+    sets, values = _status_change(job_id, shards, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":expired_before": number(now - skew),
@@ -169,9 +183,15 @@ def heartbeat(table: str, job_id: str, token: str, lease_until: float, now: floa
 
 
 def complete(
-    table: str, job_id: str, token: str, now: float, result: str | None, expires_at: float
+    table: str,
+    shards: int,
+    job_id: str,
+    token: str,
+    now: float,
+    result: str | None,
+    expires_at: float,
 ) -> Call:
-    sets, values = _status_change(job_id, JobStatus.COMPLETED, now)
+    sets, values = _status_change(job_id, shards, JobStatus.COMPLETED, now)
     sets |= {"completed_at": ":now", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
     remove: tuple[str, ...] = LEASE_FIELDS
@@ -184,10 +204,17 @@ def complete(
 
 
 def retry(
-    table: str, job_id: str, token: str, error: str, status: JobStatus, run_at: float, now: float
+    table: str,
+    shards: int,
+    job_id: str,
+    token: str,
+    error: str,
+    status: JobStatus,
+    run_at: float,
+    now: float,
 ) -> Call:
     """``after_failure`` chose to retry: waiting again under ``status`` until ``run_at``."""
-    sets, values = _status_change(job_id, status, now)
+    sets, values = _status_change(job_id, shards, status, now)
     sets |= {"run_at": ":run_at", "last_error": ":error"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -199,8 +226,10 @@ def retry(
     )
 
 
-def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at: float) -> Call:
-    sets, values = _status_change(job_id, DEAD, now)
+def dead(
+    table: str, shards: int, job_id: str, token: str, error: str, now: float, expires_at: float
+) -> Call:
+    sets, values = _status_change(job_id, shards, DEAD, now)
     sets |= {"run_at": ":now", "last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -212,11 +241,13 @@ def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at
     )
 
 
-def release(table: str, job_id: str, token: str, error: str, now: float, due: Due) -> Call:
+def release(
+    table: str, shards: int, job_id: str, token: str, error: str, now: float, due: Due
+) -> Call:
     """Queued again, or delayed (a deferred start): ``due`` is ``after_release``'s status
     and ``run_at``; the interrupted or deferred attempt is not counted."""
     status, run_at = due
-    sets, values = _status_change(job_id, status, now)
+    sets, values = _status_change(job_id, shards, status, now)
     sets |= {"attempts": "#attempts - :one", "run_at": ":run_at", "last_error": ":error"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -229,8 +260,8 @@ def release(table: str, job_id: str, token: str, error: str, now: float, due: Du
     )
 
 
-def cancel(table: str, job_id: str, now: float, expires_at: float) -> Call:
-    sets, values = _status_change(job_id, JobStatus.CANCELLED, now)
+def cancel(table: str, shards: int, job_id: str, now: float, expires_at: float) -> Call:
+    sets, values = _status_change(job_id, shards, JobStatus.CANCELLED, now)
     sets["expires_at"] = ":expires_at"
     cancellable = sorted(CANCELLABLE)
     values |= _statuses(*cancellable) | {":expires_at": number(expires_at)}
@@ -241,7 +272,7 @@ def cancel(table: str, job_id: str, now: float, expires_at: float) -> Call:
 
 
 def abandoned_dead(
-    table: str, job_id: str, error: str, now: float, skew: float, expires_at: float
+    table: str, shards: int, job_id: str, error: str, now: float, skew: float, expires_at: float
 ) -> Call:
     """Dead-letter a job whose runs kept dying: its message reached the DLQ by redrive.
 
@@ -249,7 +280,7 @@ def abandoned_dead(
     redriven message may be a stray duplicate, and if it was the only one, the
     reconciler's stale pass sends a fresh one.
     """
-    sets, values = _status_change(job_id, DEAD, now)
+    sets, values = _status_change(job_id, shards, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":error": text(error),
@@ -267,13 +298,13 @@ def abandoned_dead(
     )
 
 
-def revive(table: str, job_id: str, queues: Sequence[str], now: float) -> Call:
+def revive(table: str, shards: int, job_id: str, queues: Sequence[str], now: float) -> Call:
     """Run a dead job again: queued now, attempts reset, retention and lease cleared.
 
     ``last_error`` stays, so the record still says why it died. The condition names the
     queues the caller can send to, so a job it could not deliver is never revived.
     """
-    sets, values = _status_change(job_id, QUEUED, now)
+    sets, values = _status_change(job_id, shards, QUEUED, now)
     sets |= {"attempts": ":zero", "run_at": ":now"}
     names = [f":queue{i}" for i in range(len(queues))]
     values |= _statuses(DEAD) | {":zero": number(0)}
