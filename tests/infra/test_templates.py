@@ -490,6 +490,7 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert set(outputs) == {
         "TableName",
         "QueueUrls",
+        "IndexShards",
         "DeadLetterQueueUrls",
         "PriorityLaneUrls",
         "QueueArn",
@@ -504,6 +505,7 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert outputs["QueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${JobQueue}"}
     assert outputs["DeadLetterQueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${DeadLetterQueue}"}
     assert outputs["EventSourceMappingId"]["Condition"] == "HasLambdaWorker"
+    assert outputs["IndexShards"]["Value"] == {"Ref": "IndexShards"}
     assert outputs["KeyUsePolicyArn"]["Condition"] == "HasKmsKey"
 
 

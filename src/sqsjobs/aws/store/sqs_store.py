@@ -157,9 +157,10 @@ class SqsJobStore:
         priority each carries; empty: no lanes), redriven to the queue's DLQ.
         ``fifo``: ``True`` makes every queue FIFO, or name the queues that are.
         """
-        from .config import Endpoint
+        from .config import Endpoint, checked_shards
         from .provision import provision
 
+        checked_shards(kwargs.get("index_shards", DEFAULT_SHARDS))  # before making anything
         transport = BotoTransport(Endpoint.of(kwargs))
         try:
             made = provision(transport, prefix, queues, max_receive_count, priority_bands, fifo)
