@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..._lifecycle import DELAYED, QUEUED, RUNNING
 from ..._models import JobStatus, message_group
-from ..wire import dynamo, sqs
+from ..wire import index_reads, sqs
 from ..wire.items import Stored, index_pk, number, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
@@ -97,7 +97,7 @@ def _stale_in(
     found: list[Stored] = []
     start = None
     while True:
-        reply = yield dynamo.query_index(
+        reply = yield index_reads.query_index(
             table,
             partition,
             f"{queue}#",

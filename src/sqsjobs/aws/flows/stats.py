@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from ..._lifecycle import TERMINAL
 from ..._models import JobStatus
-from ..wire import dynamo, sqs
+from ..wire import index_reads, sqs
 from ..wire.conditions import UNEXPIRED
 from ..wire.items import index_pk, number
 from ..wire.layout import Layout
@@ -110,8 +110,8 @@ def _page(table: str, range_: _Range, now: float) -> Call:
     partition = index_pk(range_.status, range_.shard)
     low, high = f"{range_.queue}#", f"{range_.queue}$"  # "$" sorts just after "#"
     if range_.status not in TERMINAL:
-        return dynamo.count_index(table, partition, low, high, start=range_.start)
-    return dynamo.count_index(
+        return index_reads.count_index(table, partition, low, high, start=range_.start)
+    return index_reads.count_index(
         table,
         partition,
         low,

@@ -24,8 +24,8 @@ QUEUES_ENV = "SQSJOBS_QUEUES"
 DEAD_LETTER_ENV = "SQSJOBS_DEAD_LETTER_QUEUES"
 LANES_ENV = "SQSJOBS_PRIORITY_LANES"
 SHARDS_ENV = "SQSJOBS_INDEX_SHARDS"
-# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls and PriorityLaneUrls
-# are optional.
+# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls, PriorityLaneUrls and
+# IndexShards are optional.
 STACK_OUTPUTS = ("TableName", "QueueUrls")
 LANES_OUTPUT = "PriorityLaneUrls"
 SHARDS_OUTPUT = "IndexShards"  # absent from stacks made before it: DEFAULT_SHARDS
@@ -100,7 +100,7 @@ def checked_shards(value: object) -> int:
 
 def parse_shards(text: str, what: str) -> int:
     """A shard count read as text (an environment variable or a stack output)."""
-    if not text.strip().isdigit():
+    if not (text.strip().isascii() and text.strip().isdigit()):
         raise ValueError(f"{what} must be a whole number from 1 to {MAX_SHARDS}, got {text!r}")
     return checked_shards(int(text))
 

@@ -42,6 +42,14 @@ RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-s
 ITEM_VERSION = 1
 
 
+class IndexedTable(NamedTuple):
+    """A table and its list index's shard count: what a status change needs to compute
+    the job's new ``gsi_pk`` without reading the record."""
+
+    name: str
+    shards: int
+
+
 def job_pk(job_id: str) -> str:
     return f"job#{job_id}"
 
