@@ -186,3 +186,29 @@ async def test_from_env_reads_the_shard_count(
         assert max(int(keys[j.id].split("#")[1]) for j in written) >= 4
     finally:
         await store.aclose()
+
+
+def test_every_status_change_writes_the_shard_of_the_configured_count() -> None:
+    from sqsjobs.aws.wire import dynamo
+    from sqsjobs.aws.wire.items import IndexedTable
+
+    table = IndexedTable("jobs", 8)
+    job_id = next(str(n) for n in range(100) if zlib.crc32(str(n).encode()) % 8 >= 4)
+    now = time.time()
+    calls = {
+        "running": dynamo.claim(table, job_id, "default", "w", "tok", now, 2.0),
+        "dead": dynamo.dead(table, job_id, "tok", "boom", now, now + 60),
+        "completed": dynamo.complete(table, job_id, "tok", now, None, now + 60),
+        "delayed": dynamo.retry(table, job_id, "tok", "e", JobStatus.DELAYED, now + 5, now),
+        "queued": dynamo.release(table, job_id, "tok", "e", now, (JobStatus.QUEUED, now)),
+        "cancelled": dynamo.cancel(table, job_id, now, now + 60),
+    }
+    revived = dynamo.revive(table, job_id, ["default"], now)
+    expired = dynamo.expire_lease(table, job_id, "tok", "lease", now, 2.0, now + 60)
+    abandoned = dynamo.abandoned_dead(table, job_id, "gone", now, 2.0, now + 60)
+    calls |= {"queued#revive": revived, "dead#expire": expired, "dead#abandoned": abandoned}
+    wanted = zlib.crc32(job_id.encode()) % 8
+    for status, call in calls.items():
+        assert call.params["TableName"] == "jobs"
+        written = call.params["ExpressionAttributeValues"][":gsi_pk"]["S"]
+        assert written == f"{status.split('#')[0]}#{wanted}", status
