@@ -13,7 +13,9 @@ by the hottest key's WRU per job gives the table's ceiling in jobs/s on this lay
 index's sort key starts with the queue and grows with ``created_at``, so new entries
 always land at the end of the range and a split does not spread them.)
 
-    python bench/partition_load.py [--jobs 400] [--payload-kb 0,1,10]
+    python bench/partition_load.py [--jobs 400] [--payload-kb 0,1,10] [--shards 4,16]
+
+``--shards`` runs once per list-index shard count (``SqsJobStore(index_shards=N)``).
 
 ``--payload-kb 0`` is a small payload (``{"n": i}``); any other figure is a payload of
 that many KB of compact JSON.
@@ -45,9 +47,12 @@ def payload(n: int, kilobytes: int) -> dict[str, object]:
     return {"data": "x" * (kilobytes * 1024 - len('{"data":""}'))}
 
 
-async def run_jobs(endpoint: str, meter: BillingMeter, jobs: int, kilobytes: int) -> Counter[str]:
+async def run_jobs(
+    endpoint: str, meter: BillingMeter, jobs: int, kilobytes: int, shards: int
+) -> Counter[str]:
     """WRU by ``table:pk`` / ``index:key`` for ``jobs`` jobs through put, claim, complete."""
-    store = SqsJobStore.create(f"load-{uuid.uuid4().hex[:8]}", endpoint_url=endpoint)
+    prefix = f"load-{uuid.uuid4().hex[:8]}"
+    store = SqsJobStore.create(prefix, endpoint_url=endpoint, index_shards=shards)
     queue = JobQueue(store, payload_max_bytes=200 * 1024)
     with meter.record() as records:
         for start in range(0, jobs, BATCH):
@@ -67,11 +72,11 @@ async def run_jobs(endpoint: str, meter: BillingMeter, jobs: int, kilobytes: int
     return load
 
 
-def report(load: Counter[str], jobs: int, kilobytes: int) -> None:
+def report(load: Counter[str], jobs: int, kilobytes: int, shards: int) -> None:
     table_keys = [key for key in load if key.startswith("table:")]
     total = sum(load.values())
     size = "small payload" if kilobytes == 0 else f"{kilobytes} KB payload"
-    print(f"\n{jobs} jobs, {size}: {total / jobs:.2f} WRU per job")
+    print(f"\n{jobs} jobs, {size}, {shards} shards: {total / jobs:.2f} WRU per job")
     print(f"table: {len(table_keys)} keys, hottest {max(load[k] for k in table_keys)} WRU")
     header = ["partition key", "WRU", "WRU per job", *(f"WRU/s at {r:,} jobs/s" for r in RATES)]
     print("| " + " | ".join(header) + " |")
@@ -93,6 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=400, help="a multiple of 100")
     parser.add_argument("--payload-kb", default="0", help="comma-separated KB; 0 is small")
+    parser.add_argument("--shards", default="4", help="comma-separated list-index shard counts")
     options = parser.parse_args()
     for name, value in {
         "AWS_ACCESS_KEY_ID": "bench",
@@ -102,9 +108,10 @@ def main() -> None:
         os.environ.setdefault(name, value)
     meter = BillingMeter()
     with local_aws(meter=meter) as endpoint:
-        for kilobytes in (int(part) for part in options.payload_kb.split(",")):
-            load = asyncio.run(run_jobs(endpoint, meter, options.jobs, kilobytes))
-            report(load, options.jobs, kilobytes)
+        for shards in (int(part) for part in options.shards.split(",")):
+            for kilobytes in (int(part) for part in options.payload_kb.split(",")):
+                load = asyncio.run(run_jobs(endpoint, meter, options.jobs, kilobytes, shards))
+                report(load, options.jobs, kilobytes, shards)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqsjobs import EnqueueRequest, Job
 from sqsjobs._enqueue import Prepared, prepare
-from sqsjobs.aws.wire.items import item_from_job
+from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job
 from sqsjobs.aws.wire.layout import Layout
 from sqsjobs.aws.wire.protocol import AwsError, Call, ConditionFailed, Reply
 from sqsjobs.aws.wire.sqs import Message, QueueInfo
@@ -52,7 +52,7 @@ def stored(
 ) -> dict[str, Any]:
     """The item the table would hold for ``job`` with ``changes`` applied to the Job."""
     changed = job.model_copy(update=changes)
-    item = item_from_job(changed, fingerprint)
+    item = item_from_job(changed, fingerprint, DEFAULT_SHARDS)
     if changed.lease_token is not None:
         item["lease_token"] = {"S": changed.lease_token}
         item["locked_by"] = {"S": changed.locked_by or "w"}

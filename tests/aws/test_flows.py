@@ -14,7 +14,7 @@ from sqsjobs.aws.flows import put as _flows
 from sqsjobs.aws.flows import settle as _settle
 from sqsjobs.aws.flows.claim import Delivery
 from sqsjobs.aws.wire import sqs as _sqs
-from sqsjobs.aws.wire.items import item_from_job, keyed_id, stored_from_item
+from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job, keyed_id, stored_from_item
 from sqsjobs.aws.wire.protocol import Call, Parallel, adrive, drive
 
 from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, message, prepared, refused, stored
@@ -158,7 +158,9 @@ def test_written_jobs_whose_send_fails_after_a_failed_put_are_left_to_the_reconc
 
 def test_a_put_refused_by_a_record_it_did_not_write_stops_the_batch() -> None:
     items = [(prepared(i).job, None) for i in range(3)]
-    taken = refused({**item_from_job(items[1][0], None), "put_id": {"S": "an earlier put"}})
+    taken = refused(
+        {**item_from_job(items[1][0], None, DEFAULT_SHARDS), "put_id": {"S": "an earlier put"}}
+    )
     aws = FakeAws(put_item=[{}, taken, {}])
     with pytest.raises(JobBatchError) as caught:
         drive(_flows.put_many(layout(), items, NOW), aws)

@@ -6,7 +6,7 @@ import pytest
 
 from sqsjobs import JobStatus
 from sqsjobs.aws.wire.items import (
-    SHARDS,
+    DEFAULT_SHARDS,
     index_pk,
     index_sk,
     item_from_job,
@@ -22,7 +22,7 @@ from .fakes import NOW, prepared
 @pytest.mark.parametrize("payload", [None, 0, -1.5, "é✓", [1, {"a": None}], {"n": 1e-7}])
 def test_a_job_survives_the_codec_exactly(payload: object) -> None:
     made = prepared(payload, at=NOW + 0.123456, idempotency_key="k", tenant="acme", priority=-3)
-    item = item_from_job(made.job, made.fingerprint)
+    item = item_from_job(made.job, made.fingerprint, DEFAULT_SHARDS)
     decoded = stored_from_item(item)
     assert decoded.job == made.job
     assert (decoded.fingerprint, decoded.expires_at) == (made.fingerprint, None)
@@ -31,7 +31,7 @@ def test_a_job_survives_the_codec_exactly(payload: object) -> None:
 @pytest.mark.parametrize("value", [2**53 + 1, -(2**63) - 1, 10**30 + 7])
 def test_integer_attributes_are_read_exactly(value: int) -> None:
     """Through a float, 2**53 + 1 would come back as 2**53."""
-    item = item_from_job(prepared().job, None)
+    item = item_from_job(prepared().job, None, DEFAULT_SHARDS)
     item["priority"] = item["attempts"] = item["max_attempts"] = {"N": str(value)}
     job = stored_from_item(item).job
     assert (job.priority, job.attempts, job.max_attempts) == (value, value, value)
@@ -39,7 +39,7 @@ def test_integer_attributes_are_read_exactly(value: int) -> None:
 
 @pytest.mark.parametrize("text", ["1.5", "NaN", "Infinity", "x"])
 def test_an_integer_attribute_that_is_no_integer_is_undecodable(text: str) -> None:
-    item = item_from_job(prepared().job, None)
+    item = item_from_job(prepared().job, None, DEFAULT_SHARDS)
     item["attempts"] = {"N": text}
     with pytest.raises((ValueError, ArithmeticError)):
         stored_from_item(item)
@@ -88,5 +88,6 @@ def test_index_keys_sort_by_queue_then_time_then_id() -> None:
     keys = [index_sk("a", 9.5, "z"), index_sk("a", 10.0, "a"), index_sk("a", 10.0, "b")]
     assert sorted(keys) == keys
     assert index_sk("a", 1e12, "x") < "a$" < index_sk("a-b", 0.0, "x")
-    assert {shard(str(n)) for n in range(100)} == set(range(SHARDS))
+    assert {shard(str(n), DEFAULT_SHARDS) for n in range(100)} == set(range(DEFAULT_SHARDS))
+    assert {shard(str(n), 16) for n in range(400)} == set(range(16))
     assert index_pk(JobStatus.QUEUED, 3) == "queued#3"

@@ -14,7 +14,7 @@ from sqsjobs.aws.flows import reconcile as _reconcile
 from sqsjobs.aws.flows import redrive as _operations
 from sqsjobs.aws.flows import stats as _stats
 from sqsjobs.aws.wire import sqs as _sqs
-from sqsjobs.aws.wire.items import SHARDS
+from sqsjobs.aws.wire.items import DEFAULT_SHARDS
 from sqsjobs.aws.wire.layout import Layout
 from sqsjobs.aws.wire.protocol import AwsError, drive
 
@@ -326,7 +326,7 @@ def test_the_reconciler_reads_dlq_records_and_writes_only_abandoned_ones() -> No
 
 
 def test_stats_counts_every_status_and_shard_following_pages() -> None:
-    pages = [{"Count": 1} for _ in range(6 * SHARDS)]
+    pages = [{"Count": 1} for _ in range(6 * DEFAULT_SHARDS)]
     pages[0] = {"Count": 2, "LastEvaluatedKey": {"pk": {"S": "job#x"}}}
     aws = FakeAws(
         query=[*pages, {"Count": 3}],
@@ -342,10 +342,10 @@ def test_stats_counts_every_status_and_shard_following_pages() -> None:
         ],
     )
     [found] = drive(_stats.stats(layout(), ["default"], NOW), aws)
-    assert aws.operations == ["query"] * (6 * SHARDS + 1) + ["get_queue_attributes"] * 2
+    assert aws.operations == ["query"] * (6 * DEFAULT_SHARDS + 1) + ["get_queue_attributes"] * 2
     assert aws.calls[-3].params["ExclusiveStartKey"] == {"pk": {"S": "job#x"}}
     assert all(c.params["Select"] == "COUNT" for c in aws.calls if c.operation == "query")
-    assert sum(found.counts.values()) == 6 * SHARDS - 1 + 2 + 3
+    assert sum(found.counts.values()) == 6 * DEFAULT_SHARDS - 1 + 2 + 3
     assert (found.messages, found.in_flight, found.delayed, found.dead_letter_messages) == (
         4,
         5,

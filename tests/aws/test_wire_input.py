@@ -35,7 +35,7 @@ import pytest
 from sqsjobs import Job, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.flows import claim as _claim
-from sqsjobs.aws.wire.items import item_from_job, job_key
+from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job, job_key
 from sqsjobs.aws.wire.protocol import AwsError, drive
 from sqsjobs.aws.wire.sqs import Message
 
@@ -156,7 +156,7 @@ async def test_raw_items_are_dead_lettered_with_one_line_each(
 ) -> None:
     queue = JobQueue(store)
     model = (await queue.enqueue("good", {"n": 1})).job  # a well-formed record to vary
-    base = item_from_job(model, None)
+    base = item_from_job(model, None, DEFAULT_SHARDS)
 
     def variant(job_id: str, **changes: Any) -> dict[str, Any]:
         item = {**base, **job_key(job_id), "id": {"S": job_id}, **changes}

@@ -16,7 +16,7 @@ from sqsjobs.aws.flows import put as _flows
 from sqsjobs.aws.flows import settle as _settle
 from sqsjobs.aws.flows.claim import Delivery
 from sqsjobs.aws.wire import sqs as _sqs
-from sqsjobs.aws.wire.items import item_from_job, number
+from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job, number
 from sqsjobs.aws.wire.protocol import Call, Reply, drive
 from tests.aws.fakes import DLQ, NOW, FakeAws, layout, message, prepared, refused, stored
 
@@ -54,7 +54,10 @@ def test_a_keyed_put_refused_by_another_put_of_the_same_instant_is_a_duplicate()
     holder = _flows.placed(first.job)
     again = prepared({"a": 1}, idempotency_key="k")
     assert again.job.created_at == holder.created_at
-    earlier = {**item_from_job(holder, first.fingerprint), "put_id": {"S": "an earlier put"}}
+    earlier = {
+        **item_from_job(holder, first.fingerprint, DEFAULT_SHARDS),
+        "put_id": {"S": "an earlier put"},
+    }
     aws = FakeAws(put_item=[refused(earlier)])
     result = drive(_flows.put(layout(), again.job, again.fingerprint, NOW), aws)
     assert (result.job, result.duplicate) == (holder, True)

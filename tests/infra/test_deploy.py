@@ -22,8 +22,8 @@ import pytest
 
 from sqsjobs import JobStatus
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws.wire import dynamo as _dynamo
-from sqsjobs.aws.wire.items import INDEX, index_pk, item_from_job, job_key, shard
+from sqsjobs.aws.wire import index_reads as _index_reads
+from sqsjobs.aws.wire.items import DEFAULT_SHARDS, INDEX, index_pk, item_from_job, job_key, shard
 from sqsjobs.infra import StackEvent, deploy_stack, template_text
 from sqsjobs.infra._deploy import Deployment, stack_policy
 
@@ -128,11 +128,11 @@ def test_table_has_the_store_layout(main_stack: Deployed, aws_endpoint: str) -> 
     assert str(described["DeletionProtectionEnabled"]).lower() == "true"
     # The store's own item and list query work on the deployed table and index.
     job = sample_job()
-    dynamodb.put_item(TableName=name, Item=item_from_job(job, None))
+    dynamodb.put_item(TableName=name, Item=item_from_job(job, None, DEFAULT_SHARDS))
     created = job.created_at.timestamp()
-    query = _dynamo.query_index(
+    query = _index_reads.query_index(
         name,
-        index_pk(JobStatus.QUEUED, shard(job.id)),
+        index_pk(JobStatus.QUEUED, shard(job.id, DEFAULT_SHARDS)),
         f"{job.queue}#",
         f"{job.queue}#~",
         limit=10,

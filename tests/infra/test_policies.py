@@ -39,7 +39,7 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_cron_handler, make_lambda_handler, make_reconcile_handler
 from sqsjobs.aws.transports.aio import AioTransport
 from sqsjobs.aws.transports.boto import BotoTransport
-from sqsjobs.aws.wire.items import item_from_job
+from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job
 from sqsjobs.aws.wire.protocol import Call, Reply
 from sqsjobs.cli import main
 from sqsjobs.infra import deploy_stack
@@ -163,7 +163,7 @@ async def test_producers_send_what_the_producer_policy_grants(
     assert (again.duplicate, again.job.id) == (True, first.job.id)
     assert ticks == {"enqueued": 5, "duplicates": 0}
     (resent,) = usage.calls("UpdateItem")  # the duplicate re-sent the overdue message
-    assert resent.params["Key"] == {"pk": item_from_job(first.job, None)["pk"]}
+    assert resent.params["Key"] == {"pk": item_from_job(first.job, None, DEFAULT_SHARDS)["pk"]}
     assert_policy_is_what_was_sent(stack, "Producer", usage)
 
 
@@ -223,7 +223,7 @@ def write_without_message(stack: Deployed) -> None:
     job = sample_job(uuid.uuid4().hex).model_copy(
         update={"created_at": written, "updated_at": written, "run_at": written}
     )
-    item = item_from_job(job, None)
+    item = item_from_job(job, None, DEFAULT_SHARDS)
     boto3.client("dynamodb", endpoint_url=stack.endpoint).put_item(TableName=stack.table, Item=item)
 
 

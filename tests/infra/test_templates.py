@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
-from sqsjobs.aws.wire.items import INDEX, RESENT_AT, TTL_ATTRIBUTE, item_from_job, job_key
+from sqsjobs.aws.wire.items import (
+    DEFAULT_SHARDS,
+    INDEX,
+    RESENT_AT,
+    TTL_ATTRIBUTE,
+    item_from_job,
+    job_key,
+)
 from sqsjobs.aws.wire.sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
 from sqsjobs.infra import TEMPLATES
 from sqsjobs.infra._deploy import PROTECTED, stack_policy
@@ -133,7 +140,7 @@ def actions(template: dict[str, Any], policy: str) -> set[str]:
 
 
 def test_table_keys_match_the_items_the_store_writes() -> None:
-    item = item_from_job(sample_job(), None)
+    item = item_from_job(sample_job(), None, DEFAULT_SHARDS)
     props = table()
     defined = {d["AttributeName"]: d["AttributeType"] for d in props["AttributeDefinitions"]}
     assert props["KeySchema"] == [
@@ -483,6 +490,7 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert set(outputs) == {
         "TableName",
         "QueueUrls",
+        "IndexShards",
         "DeadLetterQueueUrls",
         "PriorityLaneUrls",
         "QueueArn",
@@ -497,6 +505,7 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert outputs["QueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${JobQueue}"}
     assert outputs["DeadLetterQueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${DeadLetterQueue}"}
     assert outputs["EventSourceMappingId"]["Condition"] == "HasLambdaWorker"
+    assert outputs["IndexShards"]["Value"] == {"Ref": "IndexShards"}
     assert outputs["KeyUsePolicyArn"]["Condition"] == "HasKmsKey"
 
 

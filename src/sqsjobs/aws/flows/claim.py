@@ -128,7 +128,7 @@ def claim_received(
     leases = {job_id: uuid.uuid4().hex for _, job_id in firsts}
     skew = layout.clock_skew
     calls = tuple(
-        dynamo.claim(layout.table, job_id, queue, worker_id, leases[job_id], now, skew)
+        dynamo.claim(layout.indexed, job_id, queue, worker_id, leases[job_id], now, skew)
         for _, job_id in firsts
     )
     replies = (yield Parallel(calls)) if calls else []
@@ -245,7 +245,7 @@ def _malformed(
     assert expiry is not None
     error = f"malformed record: {reason}"[:MAX_ERROR_CHARS]
     with contextlib.suppress(AwsError):  # then its lease just ends; the message is gone
-        yield dynamo.dead(layout.table, job_id, token, error, now, expiry)
+        yield dynamo.dead(layout.indexed, job_id, token, error, now, expiry)
 
 
 def _dispose(
@@ -321,7 +321,7 @@ def _expire(layout: Layout, job: Job, now: float) -> Flow[Job | None]:
     expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
     assert job.lease_token is not None and expiry is not None
     call = dynamo.expire_lease(
-        layout.table, job.id, job.lease_token, LEASE_EXPIRED_ERROR, now, layout.clock_skew, expiry
+        layout.indexed, job.id, job.lease_token, LEASE_EXPIRED_ERROR, now, layout.clock_skew, expiry
     )
     try:
         reply = yield call

@@ -214,7 +214,7 @@ def _dead_letter(
     expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     error = _redriven_error(layout, queue)
-    call = dynamo.abandoned_dead(layout.table, job_id, error, now, layout.clock_skew, expiry)
+    call = dynamo.abandoned_dead(layout.indexed, job_id, error, now, layout.clock_skew, expiry)
     try:
         reply = yield call
     except ConditionFailed as refused:  # it moved since it was read

@@ -23,9 +23,9 @@ from ..._cursor import decode_cursor, encode_cursor
 from ..._models import Job, JobStatus
 from ..._requests import JobFilter, JobPage
 from ..._validation import page_limit
-from ..wire import dynamo
+from ..wire import index_reads
 from ..wire.conditions import UNEXPIRED
-from ..wire.items import SHARDS, index_pk, index_sk, number, stored_from_item, text
+from ..wire.items import index_pk, index_sk, number, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Parallel
 
@@ -81,7 +81,7 @@ def _ranges(layout: Layout, filter: JobFilter, after: tuple[float, str] | None) 
         )
         for queue in queues
         for status in statuses
-        for shard in range(SHARDS)
+        for shard in range(layout.index_shards)
     ]
 
 
@@ -99,7 +99,7 @@ def _filter(filter: JobFilter, now: float) -> tuple[str, dict[str, Any]]:
 
 
 def _page(table: str, range_: _Range, limit: int, expression: str, values: dict[str, Any]) -> Call:
-    return dynamo.query_index(
+    return index_reads.query_index(
         table,
         range_.partition,
         range_.low,

@@ -25,7 +25,7 @@ def cancel(layout: Layout, job_id: str, now: float) -> Flow[bool]:
     expiry = expires_at(CANCELLED, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     try:
-        yield dynamo.cancel(layout.table, job_id, now, expiry)
+        yield dynamo.cancel(layout.indexed, job_id, now, expiry)
     except ConditionFailed:
         return False
     return True

@@ -77,7 +77,7 @@ def refuse_unsendable(url: str, job: Job, now: float) -> None:
 def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
     """Write a new record; for a key already held, the holder (re-sending a lost message)."""
     try:
-        yield from _put_new(layout.table, item_from_job(job, fingerprint), now)
+        yield from _put_new(layout.table, item_from_job(job, fingerprint, layout.index_shards), now)
     except ConditionFailed as taken:
         if job.idempotency_key is None or taken.item is None:
             raise
@@ -231,7 +231,7 @@ def _write_run(
     if job.idempotency_key is not None:
         written.results.append((yield from _write(layout, job, fingerprint, now)))
         return
-    items = [_with_put_id(item_from_job(job, fp)) for job, fp in run]
+    items = [_with_put_id(item_from_job(job, fp, layout.index_shards)) for job, fp in run]
     replies = yield Parallel(tuple(dynamo.put_new(layout.table, item, now) for item in items))
     for (job, _), item, reply in zip(run, items, replies, strict=True):
         if isinstance(reply, ConditionFailed) and _refused_by_itself(reply, item):

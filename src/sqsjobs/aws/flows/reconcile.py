@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from ..._lifecycle import DELAYED, QUEUED, RUNNING
 from ..._models import JobStatus, message_group
-from ..wire import dynamo, sqs
-from ..wire.items import SHARDS, Stored, index_pk, number, stored_from_item
+from ..wire import index_reads, sqs
+from ..wire.items import Stored, index_pk, number, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
 from .dead_letters import peek
@@ -67,7 +67,7 @@ def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
     cutoff = now - grace
     found: list[Stored] = []
     for status, instant in STALE_AFTER:
-        for shard in range(SHARDS):
+        for shard in range(layout.index_shards):
             found += yield from _stale_in(
                 layout.table, index_pk(status, shard), queue, instant, cutoff
             )
@@ -97,7 +97,7 @@ def _stale_in(
     found: list[Stored] = []
     start = None
     while True:
-        reply = yield dynamo.query_index(
+        reply = yield index_reads.query_index(
             table,
             partition,
             f"{queue}#",

@@ -64,7 +64,7 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
             nothing was written.
     """
     try:
-        reply = yield dynamo.revive(layout.table, job_id, sorted(layout.queue_urls), now)
+        reply = yield dynamo.revive(layout.indexed, job_id, sorted(layout.queue_urls), now)
     except ConditionFailed as refused:
         stored = live(refused.item, now)
         if stored is not None and stored.job.status is DEAD:
@@ -248,7 +248,7 @@ def _decide(
         return action, job
     assert item.job_id is not None
     try:
-        reply = yield dynamo.revive(layout.table, item.job_id, [queue], now)
+        reply = yield dynamo.revive(layout.indexed, item.job_id, [queue], now)
     except ConditionFailed as refused:  # it changed since it was read: redrive_action it as it is
         stored = live(refused.item, now)
         job = None if stored is None else stored.job

@@ -81,7 +81,7 @@ def heartbeat(
 def complete(layout: Layout, job_id: str, token: str, now: float, result: str | None) -> Flow[bool]:
     """Record the result; the store deletes the message (batched with other completions)."""
     expiry = _expiry(layout, COMPLETED, now)
-    call = dynamo.complete(layout.table, job_id, token, now, result, expiry)
+    call = dynamo.complete(layout.indexed, job_id, token, now, result, expiry)
     return (yield from _write_outcome(call, COMPLETED, now))
 
 
@@ -100,7 +100,7 @@ def fail(
     status, run_at = after_failure(claimed.attempts, claimed.max_attempts, retry_at, now)
     if status is DEAD:
         return (yield from _dead(layout, claimed, delivery, token, error, now))
-    call = dynamo.retry(layout.table, job_id, token, error, status, run_at, now)
+    call = dynamo.retry(layout.indexed, job_id, token, error, status, run_at, now)
     if not (yield from _write_outcome(call, status, now)):
         return False
     if delivery is not None:
@@ -125,7 +125,7 @@ def _dead(
     layout: Layout, job: Job, delivery: Delivery | None, token: str, error: str, now: float
 ) -> Flow[bool]:
     expiry = _expiry(layout, DEAD, now)
-    call = dynamo.dead(layout.table, job.id, token, error, now, expiry)
+    call = dynamo.dead(layout.indexed, job.id, token, error, now, expiry)
     if not (yield from _write_outcome(call, DEAD, now)):
         return False
     info = layout.info(job.queue)
@@ -151,7 +151,7 @@ def release(
     """Back to queued at once, or delayed until ``run_at`` (a deferred start), the attempt
     not counted; the message comes back then (hidden until ``run_at``, not visible at once)."""
     status, due_at = after_release(run_at, now)
-    call = dynamo.release(layout.table, job_id, token, error, now, (status, due_at))
+    call = dynamo.release(layout.indexed, job_id, token, error, now, (status, due_at))
     if not (yield from _write_outcome(call, status, now)):
         return False
     if delivery is not None:

@@ -1,7 +1,7 @@
 """``stats``: per queue, how many jobs are in each status, and what SQS holds.
 
 Counts come from the list index (see ``wire.items``): a queue's jobs in one status are a key
-range of each of that status's ``SHARDS`` partitions, so a queue costs one
+range of each of that status's ``layout.index_shards`` partitions, so a queue costs one
 ``Query(Select=COUNT)`` per (status, shard), all sent at once, plus a page more wherever
 a range holds over 1 MB of items. Terminal records past their retention are still in
 the table until TTL deletes them (up to days late); a filter leaves them out, as every
@@ -22,9 +22,9 @@ from typing import Any, Final
 
 from ..._lifecycle import TERMINAL
 from ..._models import JobStatus
-from ..wire import dynamo, sqs
+from ..wire import index_reads, sqs
 from ..wire.conditions import UNEXPIRED
-from ..wire.items import SHARDS, index_pk, number
+from ..wire.items import index_pk, number
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Parallel, Reply
 
@@ -56,7 +56,7 @@ class _Range:
 
 def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueStats]]:
     """Count first, then read every queue's and DLQ's depths at once."""
-    counts = yield from _count(layout.table, queues, now)
+    counts = yield from _count(layout, queues, now)
     calls: list[Call] = []
     for queue in queues:
         info = layout.info(queue)
@@ -83,12 +83,19 @@ def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueS
     return found
 
 
-def _count(table: str, queues: Sequence[str], now: float) -> Flow[dict[str, dict[JobStatus, int]]]:
+def _count(
+    layout: Layout, queues: Sequence[str], now: float
+) -> Flow[dict[str, dict[JobStatus, int]]]:
     """Every (queue, status, shard) range counted at once, then further pages as needed."""
     counts = {queue: dict.fromkeys(JobStatus, 0) for queue in queues}
-    pending = [_Range(q, status, n) for q in queues for status in JobStatus for n in range(SHARDS)]
+    pending = [
+        _Range(q, status, n)
+        for q in queues
+        for status in JobStatus
+        for n in range(layout.index_shards)
+    ]
     while pending:
-        replies = _checked((yield Parallel(tuple(_page(table, r, now) for r in pending))))
+        replies = _checked((yield Parallel(tuple(_page(layout.table, r, now) for r in pending))))
         more: list[_Range] = []
         for range_, reply in zip(pending, replies, strict=True):
             counts[range_.queue][range_.status] += int(reply.get("Count", 0))
@@ -103,8 +110,8 @@ def _page(table: str, range_: _Range, now: float) -> Call:
     partition = index_pk(range_.status, range_.shard)
     low, high = f"{range_.queue}#", f"{range_.queue}$"  # "$" sorts just after "#"
     if range_.status not in TERMINAL:
-        return dynamo.count_index(table, partition, low, high, start=range_.start)
-    return dynamo.count_index(
+        return index_reads.count_index(table, partition, low, high, start=range_.start)
+    return index_reads.count_index(
         table,
         partition,
         low,

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from ..._validation import Span, check_queue_name, integer, seconds
 from ..transports.endpoint import Endpoint
+from ..wire.items import DEFAULT_SHARDS, MAX_SHARDS
 from ..wire.layout import Lanes, Layout
 from ..wire.protocol import Call, Send
 
@@ -22,10 +23,12 @@ TABLE_ENV = "SQSJOBS_TABLE"
 QUEUES_ENV = "SQSJOBS_QUEUES"
 DEAD_LETTER_ENV = "SQSJOBS_DEAD_LETTER_QUEUES"
 LANES_ENV = "SQSJOBS_PRIORITY_LANES"
-# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls and PriorityLaneUrls
-# are optional.
+SHARDS_ENV = "SQSJOBS_INDEX_SHARDS"
+# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls, PriorityLaneUrls and
+# IndexShards are optional.
 STACK_OUTPUTS = ("TableName", "QueueUrls")
 LANES_OUTPUT = "PriorityLaneUrls"
+SHARDS_OUTPUT = "IndexShards"  # absent from stacks made before it: DEFAULT_SHARDS
 LANES_FORMAT = "'default@1=URL,reports@1=URL' (queue@lowest priority=URL)"
 
 
@@ -53,6 +56,7 @@ class StoreSettings(NamedTuple):
         resend_after: float,
         clock_skew: float,
         priority_lanes: Mapping[str, Mapping[int, str]] | None = None,
+        index_shards: int = DEFAULT_SHARDS,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
     ) -> StoreSettings:
@@ -74,10 +78,31 @@ class StoreSettings(NamedTuple):
             clock_skew=seconds(clock_skew, "clock_skew", CLOCK_SKEW, code=None),
             resend_after=seconds(resend_after, "resend_after", code=None),
             lanes=lanes,
+            index_shards=checked_shards(index_shards),
         )
         wait = seconds(wait_time, "wait_time", WAIT_TIME, code=None)
         endpoint = Endpoint.checked(endpoint_url, region_name, connect_timeout, max_attempts)
         return cls(endpoint, layout, wait)
+
+
+def checked_shards(value: object) -> int:
+    """The list index's partitions per status: at least one, and few enough that a stats
+    call (6 x shards queries per queue) stays cheap; more throughput means more tables."""
+    return integer(
+        value,
+        "index_shards",
+        minimum=1,
+        maximum=MAX_SHARDS,
+        why="a stats call makes 6 x index_shards queries per queue; see docs/scaling.md",
+        code=None,
+    )
+
+
+def parse_shards(text: str, what: str) -> int:
+    """A shard count read as text (an environment variable or a stack output)."""
+    if not (text.strip().isascii() and text.strip().isdigit()):
+        raise ValueError(f"{what} must be a whole number from 1 to {MAX_SHARDS}, got {text!r}")
+    return checked_shards(int(text))
 
 
 def refuse_dead_letter_queues(
@@ -176,6 +201,9 @@ def env_arguments() -> dict[str, Any]:
     lanes = os.environ.get(LANES_ENV)
     if lanes:
         arguments["priority_lanes"] = parse_lanes(lanes, LANES_ENV)
+    shards = os.environ.get(SHARDS_ENV)
+    if shards:
+        arguments["index_shards"] = parse_shards(shards, SHARDS_ENV)
     return arguments
 
 
@@ -190,6 +218,7 @@ def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:
         "dead_letter_queue_urls": {},
         "priority_lanes": {},
     }
+    agreed: tuple[str, int] | None = None
     for name in [n.strip() for n in stack_name.split(",") if n.strip()]:
         outputs = _stack_outputs(name, send)
         table = arguments.setdefault("table_name", outputs["TableName"])
@@ -204,12 +233,27 @@ def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:
             arguments["dead_letter_queue_urls"].update(dead)
         if outputs.get(LANES_OUTPUT):
             arguments["priority_lanes"].update(parse_lanes(outputs[LANES_OUTPUT], LANES_OUTPUT))
+        shards = parse_shards(outputs.get(SHARDS_OUTPUT, str(DEFAULT_SHARDS)), SHARDS_OUTPUT)
+        agreed = _agree_on_shards(agreed, name, shards)
+        arguments["index_shards"] = shards
     if "table_name" not in arguments:
         raise ValueError(f"No stack named in {stack_name!r}")
     for optional in ("dead_letter_queue_urls", "priority_lanes"):
         if not arguments[optional]:
             del arguments[optional]
     return arguments
+
+
+def _agree_on_shards(agreed: tuple[str, int] | None, name: str, shards: int) -> tuple[str, int]:
+    """Every stack on one table must list it with one shard count: a store reading fewer
+    shards than another writes would miss that one's jobs in listings and stats."""
+    if agreed is not None and agreed[1] != shards:
+        raise ValueError(
+            f"Stacks {agreed[0]!r} and {name!r} share one table but give IndexShards "
+            f"{agreed[1]} and {shards}; deploy both with the same IndexShards (it may only "
+            "grow: docs/scaling.md)"
+        )
+    return agreed or (name, shards)
 
 
 def _stack_outputs(stack_name: str, send: Send) -> dict[str, str]:

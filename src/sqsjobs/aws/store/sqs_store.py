@@ -27,6 +27,7 @@ from ..._validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
 from ..transports.boto import BotoTransport
+from ..wire.items import DEFAULT_SHARDS
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
 from . import operations
@@ -87,6 +88,7 @@ class SqsJobStore:
         resend_after: float = 60.0,
         clock_skew: float = 2.0,
         priority_lanes: Mapping[str, Mapping[int, str]] | None = None,
+        index_shards: int = DEFAULT_SHARDS,
         clock: Callable[[], float] = time.time,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
@@ -103,6 +105,7 @@ class SqsJobStore:
             resend_after=resend_after,
             clock_skew=clock_skew,
             priority_lanes=priority_lanes,
+            index_shards=index_shards,
             connect_timeout=connect_timeout,
             max_attempts=max_attempts,
         )
@@ -154,9 +157,10 @@ class SqsJobStore:
         priority each carries; empty: no lanes), redriven to the queue's DLQ.
         ``fifo``: ``True`` makes every queue FIFO, or name the queues that are.
         """
-        from .config import Endpoint
+        from .config import Endpoint, checked_shards
         from .provision import provision
 
+        checked_shards(kwargs.get("index_shards", DEFAULT_SHARDS))  # before making anything
         transport = BotoTransport(Endpoint.of(kwargs))
         try:
             made = provision(transport, prefix, queues, max_receive_count, priority_bands, fifo)

@@ -7,6 +7,8 @@ request builders in ``dynamo`` derive ``ExpressionAttributeNames`` from the text
 
 from __future__ import annotations
 
+import re
+
 # holds_lease(): running under the claim's token.
 HOLDS_LEASE = "#status = :running AND #lease_token = :token"
 # may_heartbeat(): holds the lease, and the lease has not ended.
@@ -29,3 +31,11 @@ ABANDONED = f"#status = :running AND {LEASE_OVER}"
 UNEXPIRED = "(attribute_not_exists(#expires_at) OR #expires_at > :now)"
 # Dead and not yet past its retention: what an operator may run again (retry, redrive).
 REVIVABLE = "#status = :dead AND #expires_at > :now"
+
+
+_NAME = re.compile(r"#(\w+)")
+
+
+def attribute_names(*expressions: str) -> dict[str, str]:
+    """The ``ExpressionAttributeNames`` map, read from the expressions so it cannot drift."""
+    return {f"#{n}": n for e in expressions for n in _NAME.findall(e)}

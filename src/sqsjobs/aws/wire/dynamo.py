@@ -11,7 +11,6 @@ Expressions name attributes as ``#attr`` (several are DynamoDB reserved words); 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,30 +23,24 @@ from .conditions import (
     LEASE_ENDED_ON_LAST_ATTEMPT,
     MAY_HEARTBEAT,
     REVIVABLE,
+    attribute_names,
 )
-from .items import INDEX, Attributes, index_pk, job_key, number, shard, text
+from .items import Attributes, IndexedTable, index_pk, job_key, number, shard, text
 from .protocol import Call
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
         GetItemInputTypeDef,
         PutItemInputTypeDef,
-        QueryInputTypeDef,
         UpdateItemInputTypeDef,
     )
 
 LEASE_FIELDS = ("locked_by", "lease_token", "lease_until")
 Due = tuple[JobStatus, float]  # a status to wait in and its run_at
 
-_NAME = re.compile(r"#(\w+)")
-
 
 def _statuses(*statuses: JobStatus) -> dict[str, dict[str, str]]:
     return {f":{s.value}": text(s.value) for s in statuses}
-
-
-def _names(*expressions: str) -> dict[str, str]:
-    return {f"#{n}": n for e in expressions for n in _NAME.findall(e)}
 
 
 def _update(
@@ -69,7 +62,7 @@ def _update(
         "Key": job_key(job_id),
         "UpdateExpression": expression,
         "ConditionExpression": condition,
-        "ExpressionAttributeNames": _names(expression, condition),
+        "ExpressionAttributeNames": attribute_names(expression, condition),
         "ExpressionAttributeValues": dict(values),
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
@@ -79,14 +72,14 @@ def _update(
 
 
 def _status_change(
-    job_id: str, status: JobStatus, now: float
+    job_id: str, shards: int, status: JobStatus, now: float
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """The SET clauses and values every status change writes."""
     sets = {"status": ":new_status", "updated_at": ":now", "gsi_pk": ":gsi_pk"}
     values = {
         ":new_status": text(status.value),
         ":now": number(now),
-        ":gsi_pk": text(index_pk(status, shard(job_id))),
+        ":gsi_pk": text(index_pk(status, shard(job_id, shards))),
     }
     return sets, values
 
@@ -105,14 +98,20 @@ def put_new(table: str, item: Attributes, now: float) -> Call:
 
 
 def claim(
-    table: str, job_id: str, queue: str, worker_id: str, token: str, now: float, skew: float
+    table: IndexedTable,
+    job_id: str,
+    queue: str,
+    worker_id: str,
+    token: str,
+    now: float,
+    skew: float,
 ) -> Call:
     """Lease the job to ``worker_id`` for the lease *of record* (``lease_until = now + lease``).
 
     The lease is never taken from the message: whoever may send to the queue could
     otherwise shorten a run's lease to nothing.
     """
-    sets, values = _status_change(job_id, RUNNING, now)
+    sets, values = _status_change(job_id, table.shards, RUNNING, now)
     sets |= {
         "attempts": "#attempts + :one",
         "locked_by": ":worker",
@@ -127,14 +126,20 @@ def claim(
         ":expired_before": number(now - skew),
     }
     condition = f"#queue = :queue AND ({CLAIMABLE})"
-    return _update(table, job_id, sets=sets, condition=condition, values=values, returns=True)
+    return _update(table.name, job_id, sets=sets, condition=condition, values=values, returns=True)
 
 
 def expire_lease(
-    table: str, job_id: str, token: str, error: str, now: float, skew: float, expires_at: float
+    table: IndexedTable,
+    job_id: str,
+    token: str,
+    error: str,
+    now: float,
+    skew: float,
+    expires_at: float,
 ) -> Call:
     """Dead-letter a job whose lease (``token``) ended on its final attempt."""
-    sets, values = _status_change(job_id, DEAD, now)
+    sets, values = _status_change(job_id, table.shards, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":expired_before": number(now - skew),
@@ -143,7 +148,7 @@ def expire_lease(
         ":expires_at": number(expires_at),
     }
     return _update(
-        table,
+        table.name,
         job_id,
         sets=sets,
         condition=LEASE_ENDED_ON_LAST_ATTEMPT,
@@ -169,9 +174,9 @@ def heartbeat(table: str, job_id: str, token: str, lease_until: float, now: floa
 
 
 def complete(
-    table: str, job_id: str, token: str, now: float, result: str | None, expires_at: float
+    table: IndexedTable, job_id: str, token: str, now: float, result: str | None, expires_at: float
 ) -> Call:
-    sets, values = _status_change(job_id, JobStatus.COMPLETED, now)
+    sets, values = _status_change(job_id, table.shards, JobStatus.COMPLETED, now)
     sets |= {"completed_at": ":now", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
     remove: tuple[str, ...] = LEASE_FIELDS
@@ -180,14 +185,22 @@ def complete(
     else:
         sets["result"] = ":result"
         values[":result"] = text(result)
-    return _update(table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove)
+    return _update(
+        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
+    )
 
 
 def retry(
-    table: str, job_id: str, token: str, error: str, status: JobStatus, run_at: float, now: float
+    table: IndexedTable,
+    job_id: str,
+    token: str,
+    error: str,
+    status: JobStatus,
+    run_at: float,
+    now: float,
 ) -> Call:
     """``after_failure`` chose to retry: waiting again under ``status`` until ``run_at``."""
-    sets, values = _status_change(job_id, status, now)
+    sets, values = _status_change(job_id, table.shards, status, now)
     sets |= {"run_at": ":run_at", "last_error": ":error"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -195,12 +208,14 @@ def retry(
         ":error": text(error),
     }
     return _update(
-        table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
     )
 
 
-def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at: float) -> Call:
-    sets, values = _status_change(job_id, DEAD, now)
+def dead(
+    table: IndexedTable, job_id: str, token: str, error: str, now: float, expires_at: float
+) -> Call:
+    sets, values = _status_change(job_id, table.shards, DEAD, now)
     sets |= {"run_at": ":now", "last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -208,15 +223,15 @@ def dead(table: str, job_id: str, token: str, error: str, now: float, expires_at
         ":expires_at": number(expires_at),
     }
     return _update(
-        table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
     )
 
 
-def release(table: str, job_id: str, token: str, error: str, now: float, due: Due) -> Call:
+def release(table: IndexedTable, job_id: str, token: str, error: str, now: float, due: Due) -> Call:
     """Queued again, or delayed (a deferred start): ``due`` is ``after_release``'s status
     and ``run_at``; the interrupted or deferred attempt is not counted."""
     status, run_at = due
-    sets, values = _status_change(job_id, status, now)
+    sets, values = _status_change(job_id, table.shards, status, now)
     sets |= {"attempts": "#attempts - :one", "run_at": ":run_at", "last_error": ":error"}
     values |= _statuses(RUNNING) | {
         ":token": text(token),
@@ -225,23 +240,23 @@ def release(table: str, job_id: str, token: str, error: str, now: float, due: Du
         ":run_at": number(run_at),
     }
     return _update(
-        table, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
     )
 
 
-def cancel(table: str, job_id: str, now: float, expires_at: float) -> Call:
-    sets, values = _status_change(job_id, JobStatus.CANCELLED, now)
+def cancel(table: IndexedTable, job_id: str, now: float, expires_at: float) -> Call:
+    sets, values = _status_change(job_id, table.shards, JobStatus.CANCELLED, now)
     sets["expires_at"] = ":expires_at"
     cancellable = sorted(CANCELLABLE)
     values |= _statuses(*cancellable) | {":expires_at": number(expires_at)}
     condition = f"#status IN ({', '.join(f':{s.value}' for s in cancellable)})"
     return _update(
-        table, job_id, sets=sets, condition=condition, values=values, remove=LEASE_FIELDS
+        table.name, job_id, sets=sets, condition=condition, values=values, remove=LEASE_FIELDS
     )
 
 
 def abandoned_dead(
-    table: str, job_id: str, error: str, now: float, skew: float, expires_at: float
+    table: IndexedTable, job_id: str, error: str, now: float, skew: float, expires_at: float
 ) -> Call:
     """Dead-letter a job whose runs kept dying: its message reached the DLQ by redrive.
 
@@ -249,7 +264,7 @@ def abandoned_dead(
     redriven message may be a stray duplicate, and if it was the only one, the
     reconciler's stale pass sends a fresh one.
     """
-    sets, values = _status_change(job_id, DEAD, now)
+    sets, values = _status_change(job_id, table.shards, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
     values |= _statuses(RUNNING) | {
         ":error": text(error),
@@ -257,7 +272,7 @@ def abandoned_dead(
         ":expired_before": number(now - skew),
     }
     return _update(
-        table,
+        table.name,
         job_id,
         sets=sets,
         condition=ABANDONED,
@@ -267,20 +282,20 @@ def abandoned_dead(
     )
 
 
-def revive(table: str, job_id: str, queues: Sequence[str], now: float) -> Call:
+def revive(table: IndexedTable, job_id: str, queues: Sequence[str], now: float) -> Call:
     """Run a dead job again: queued now, attempts reset, retention and lease cleared.
 
     ``last_error`` stays, so the record still says why it died. The condition names the
     queues the caller can send to, so a job it could not deliver is never revived.
     """
-    sets, values = _status_change(job_id, QUEUED, now)
+    sets, values = _status_change(job_id, table.shards, QUEUED, now)
     sets |= {"attempts": ":zero", "run_at": ":now"}
     names = [f":queue{i}" for i in range(len(queues))]
     values |= _statuses(DEAD) | {":zero": number(0)}
     values |= {name: text(queue) for name, queue in zip(names, queues, strict=True)}
     condition = f"{REVIVABLE} AND #queue IN ({', '.join(names)})"
     return _update(
-        table,
+        table.name,
         job_id,
         sets=sets,
         condition=condition,
@@ -297,72 +312,6 @@ def get(table: str, job_id: str) -> Call:
         "ConsistentRead": True,
     }
     return Call("dynamodb", "get_item", params)
-
-
-def query_index(
-    table: str,
-    partition: str,
-    low: str,
-    high: str,
-    *,
-    limit: int,
-    start: Mapping[str, Any] | None,
-    filter: str | None = None,
-    values: Mapping[str, Any] | None = None,
-) -> Call:
-    """One page of a list-index partition, ``low <= gsi_sk <= high``, oldest first."""
-    params = _index_range(table, partition, low, high, start, filter, values)
-    params["Limit"] = limit
-    params["ScanIndexForward"] = True
-    return Call("dynamodb", "query", params)
-
-
-def count_index(
-    table: str,
-    partition: str,
-    low: str,
-    high: str,
-    *,
-    start: Mapping[str, Any] | None,
-    filter: str | None = None,
-    values: Mapping[str, Any] | None = None,
-) -> Call:
-    """How many items of a list-index range match ``filter`` (``Select=COUNT``), one page.
-
-    A page stops after 1 MB of items read, so a large range needs ``LastEvaluatedKey``.
-    """
-    params = _index_range(table, partition, low, high, start, filter, values)
-    params["Select"] = "COUNT"
-    return Call("dynamodb", "query", params)
-
-
-def _index_range(
-    table: str,
-    partition: str,
-    low: str,
-    high: str,
-    start: Mapping[str, Any] | None,
-    filter: str | None,
-    values: Mapping[str, Any] | None,
-) -> QueryInputTypeDef:
-    key = "#gsi_pk = :partition AND #gsi_sk BETWEEN :low AND :high"
-    params: QueryInputTypeDef = {
-        "TableName": table,
-        "IndexName": INDEX,
-        "KeyConditionExpression": key,
-        "ExpressionAttributeNames": _names(key, filter or ""),
-        "ExpressionAttributeValues": {
-            ":partition": text(partition),
-            ":low": text(low),
-            ":high": text(high),
-            **(values or {}),
-        },
-    }
-    if filter:
-        params["FilterExpression"] = filter
-    if start is not None:
-        params["ExclusiveStartKey"] = start
-    return params
 
 
 def mark_resent(

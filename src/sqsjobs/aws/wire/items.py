@@ -10,8 +10,10 @@ The list index ``by_status`` is keyed ``gsi_pk = "{status}#{shard}"`` and
 ``gsi_sk = "{queue}#{created_at:020.6f}#{id}"``. The status lives in the partition key
 because every write that changes a status can compute it without reading the record
 (the shard comes from the id); the queue leads the sort key, so a queue is a key range.
-``SHARDS`` spreads each status over several partitions (one partition takes about 1,000
-writes/s); it is fixed for the life of a table.
+The shard count (``Layout.index_shards``, ``DEFAULT_SHARDS`` unless configured) spreads
+each status over several partitions (one partition key takes about 1,000 writes/s). An
+item records its shard in ``gsi_pk``, so readers with N shards find every item written
+with M <= N: the count may grow on a live table, never shrink (docs/scaling.md).
 
 ``expires_at`` is the table's TTL attribute, set on terminal records only. DynamoDB
 deletes lazily (up to days late), so every reader treats ``expires_at <= now`` as absent.
@@ -32,11 +34,20 @@ from ..._validation import dump_json
 
 Attributes = dict[str, Any]
 
-SHARDS = 4
+DEFAULT_SHARDS = 4
+MAX_SHARDS = 256  # a stats call costs 6 x shards queries per queue; beyond this, add tables
 INDEX = "by_status"
 TTL_ATTRIBUTE = "expires_at"
 RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-sent a message
 ITEM_VERSION = 1
+
+
+class IndexedTable(NamedTuple):
+    """A table and its list index's shard count: what a status change needs to compute
+    the job's new ``gsi_pk`` without reading the record."""
+
+    name: str
+    shards: int
 
 
 def job_pk(job_id: str) -> str:
@@ -57,8 +68,9 @@ def keyed_id(queue: str, tenant: str | None, idempotency_key: str) -> str:
     return hashlib.sha256(scope.encode()).hexdigest()[:32]
 
 
-def shard(job_id: str) -> int:
-    return zlib.crc32(job_id.encode()) % SHARDS
+def shard(job_id: str, shards: int) -> int:
+    """The id's shard among ``shards``: fixed by the id, so no write reads the record."""
+    return zlib.crc32(job_id.encode()) % shards
 
 
 def index_pk(status: JobStatus, shard_no: int) -> str:
@@ -112,7 +124,7 @@ class Stored(NamedTuple):
         return is_expired(self.expires_at, now)
 
 
-def item_from_job(job: Job, fingerprint: str | None) -> Attributes:
+def item_from_job(job: Job, fingerprint: str | None, shards: int) -> Attributes:
     """The item ``put`` writes for a new job (never leased, never terminal)."""
     created = epoch(job.created_at)
     item: Attributes = {
@@ -131,7 +143,7 @@ def item_from_job(job: Job, fingerprint: str | None) -> Attributes:
         "lease": number(job.lease),
         "timeout": number(job.timeout),
         "priority": number(job.priority),
-        "gsi_pk": text(index_pk(job.status, shard(job.id))),
+        "gsi_pk": text(index_pk(job.status, shard(job.id, shards))),
         "gsi_sk": text(index_sk(job.queue, created, job.id)),
     }
     if job.timeout_explicit:  # absent (older items too) means False

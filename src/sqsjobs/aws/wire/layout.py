@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from ..._errors import JobConfigError
+from .items import DEFAULT_SHARDS, IndexedTable
 from .sqs import QueueInfo
 
 NONE: Mapping[str, str] = MappingProxyType({})
@@ -31,6 +32,12 @@ class Layout(NamedTuple):
     clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
     resend_after: float = 60.0  # a duplicate enqueue re-sends a message older than this
     lanes: Mapping[str, Lanes] = NO_LANES
+    index_shards: int = DEFAULT_SHARDS  # partitions per status in the list index
+
+    @property
+    def indexed(self) -> IndexedTable:
+        """The table as the builders of status changes take it."""
+        return IndexedTable(self.table, self.index_shards)
 
     def url(self, queue: str) -> str:
         try:
