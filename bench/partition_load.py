@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import uuid
 from collections import Counter
 
-from request_costs import drain  # this folder: the scripts run as `python bench/...`
+from request_costs import (  # this folder: the scripts run as `python bench/...`
+    drain,
+    emulator_credentials,
+)
 from sqsjobs import EnqueueRequest, JobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import local_aws
@@ -100,12 +102,7 @@ def main() -> None:
     parser.add_argument("--payload-kb", default="0", help="comma-separated KB; 0 is small")
     parser.add_argument("--shards", default="4", help="comma-separated list-index shard counts")
     options = parser.parse_args()
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        os.environ.setdefault(name, value)
+    emulator_credentials()
     meter = BillingMeter()
     with local_aws(meter=meter) as endpoint:
         for shards in (int(part) for part in options.shards.split(",")):

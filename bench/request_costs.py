@@ -218,13 +218,18 @@ async def run(endpoint: str, counter: MeteredCounter, meter: BillingMeter) -> li
     return rows
 
 
-def main() -> None:
+def emulator_credentials() -> None:
+    """Dummy credentials and a region for the local emulator, unless the shell set its own."""
     for name, value in {
-        "AWS_ACCESS_KEY_ID": "b",
-        "AWS_SECRET_ACCESS_KEY": "b",
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
         "AWS_DEFAULT_REGION": "us-east-1",
     }.items():
         os.environ.setdefault(name, value)
+
+
+def main() -> None:
+    emulator_credentials()
     logging.getLogger("sqsjobs").setLevel(logging.ERROR)  # the retry scenario's warning
     counter, meter = MeteredCounter(), BillingMeter()
     with local_aws(counter=counter, meter=meter) as endpoint:
