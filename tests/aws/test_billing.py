@@ -1,10 +1,11 @@
 """What one job costs as DynamoDB on-demand bills it, from the emulator's real item images.
 
-Today's layout keeps the status in the list index's partition key (``gsi_pk =
-"{status}#{shard}"``, projection ALL), so every status change deletes one index entry and
-puts another, each as large as the whole item: a small job bills 1 + 1 WRU at put,
-1 + 2 at claim and 1 + 2 at complete (8 in all), and a 10 KB payload multiplies each
-write by its kilobytes, index copies included.
+The list index ``by_queue`` is keyed by attributes written once (``list_pk``,
+``list_sk``) and projects only ``phase``, ``name``, ``tenant`` and ``expires_at``, so a
+claim costs the index nothing and the end of a job one in-place write of a small entry:
+a small job bills 1 + 1 WRU at put, 1 at claim and 1 + 1 at complete (5 in all). The
+previous layout (status in the index key, projection ALL) billed 8, and copied the
+payload into the index at every write.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def shard(record: Write) -> str:
     return f"#{zlib.crc32(image['id']['S'].encode()) % 4}"
 
 
-async def test_a_small_job_bills_eight_write_units_two_of_them_per_status_change(
+async def test_a_small_job_bills_five_write_units_and_its_claim_none_in_the_index(
     store: SqsJobStore, prefix: str
 ) -> None:
     records = await run_one_job(store, prefix, {"order": "Zoë-1", "qty": 2})
@@ -58,28 +59,27 @@ async def test_a_small_job_bills_eight_write_units_two_of_them_per_status_change
     k = shard(put)
     assert [(c.index_name, c.partition, c.units, c.kind) for c in put.charges] == [
         (None, put.charges[0].partition, 1, "put"),
-        ("by_status", f"queued{k}", 1, "put"),
+        ("by_queue", f"default{k}", 1, "put"),
     ]
-    assert [(c.index_name, c.partition, c.units) for c in claim.charges[1:]] == [
-        ("by_status", f"queued{k}", 1),
-        ("by_status", f"running{k}", 1),
+    assert [(c.index_name, c.units) for c in claim.charges] == [(None, 1)]
+    assert [(c.index_name, c.partition, c.units, c.kind) for c in complete.charges[1:]] == [
+        ("by_queue", f"default{k}", 1, "update"),
     ]
-    assert [(c.index_name, c.partition, c.units) for c in complete.charges[1:]] == [
-        ("by_status", f"running{k}", 1),
-        ("by_status", f"completed{k}", 1),
-    ]
-    assert [put.units, claim.units, complete.units] == [2, 3, 3]
+    assert [put.units, claim.units, complete.units] == [2, 1, 2]
     # The images are the stored records, status by status.
     assert put.before is None and put.after is not None
+    assert put.after["phase"] == {"S": "open"} and "gsi_sk" not in put.after
     assert claim.before == put.after
     assert claim.after is not None and claim.after["status"] == {"S": "running"}
+    assert claim.after["phase"] == {"S": "open"}
     assert complete.before == claim.after
     assert complete.after is not None and complete.after["result"] == {"S": '"done"'}
+    assert complete.after["phase"] == {"S": "completed"}
     assert get == Read(get.table, "GetItem", None, 1, 1.0)  # strongly consistent, < 4 KB
-    assert totals(records) == (8, 1.0)
+    assert totals(records) == (5, 1.0)
 
 
-async def test_a_ten_kilobyte_payload_bills_its_kilobytes_at_every_write_index_included(
+async def test_a_ten_kilobyte_payload_is_not_copied_into_the_index(
     store: SqsJobStore, prefix: str
 ) -> None:
     text = "ü" * 5_000  # 10,000 bytes in UTF-8, as the record stores it
@@ -91,11 +91,11 @@ async def test_a_ten_kilobyte_payload_bills_its_kilobytes_at_every_write_index_i
     assert json.loads(stored) == {"note": text}
     # 10,000 bytes of payload plus the record's other attributes: between 10 and 11 KB.
     assert 10 * 1024 < item_size(put.after) < 11 * 1024
-    assert [c.units for c in put.charges] == [11, 11]
-    assert [c.units for c in claim.charges] == [11, 11, 11]
-    assert [c.units for c in complete.charges] == [11, 11, 11]
+    assert [c.units for c in put.charges] == [11, 1]
+    assert [c.units for c in claim.charges] == [11]
+    assert [c.units for c in complete.charges] == [11, 1]
     assert get == Read(get.table, "GetItem", None, 1, 3.0)  # 11 KB: three 4 KB units
-    assert totals(records) == (22 + 33 + 33, 3.0)
+    assert totals(records) == (12 + 11 + 12, 3.0)
 
 
 async def test_a_duplicate_enqueue_bills_one_refused_write_and_no_index(
@@ -112,23 +112,26 @@ async def test_a_duplicate_enqueue_bills_one_refused_write_and_no_index(
     assert [(c.index_name, c.units, c.kind) for c in refused.charges] == [(None, 1, "refused")]
 
 
-async def test_count_queries_bill_the_index_entries_they_evaluate(
+async def test_stats_reads_small_index_entries_and_the_records_of_open_jobs(
     store: SqsJobStore, prefix: str
 ) -> None:
     queue = JobQueue(store)
-    for n in range(3):  # entries of about 5.1 KB: 4,700 bytes of payload each
-        await queue.enqueue("bill", {"note": "ß" * 2_350, "n": n})
+    for n in range(3):  # records of about 4.7 KB: 4,700 bytes of payload each
+        await queue.enqueue("bill", {"note": "ß" * 2_350, "n": n}, tenant=f"tenant-{n}")
+    await store.stats(["default"])  # learns the table's indexes and the queue's DLQ
     with METER.record() as records:
         await store.stats(["default"])
     reads = [record for record in records if record.table.startswith(prefix)]
-    assert len(reads) == 24  # six statuses, four shards each
     assert all(isinstance(read, Read) for read in reads)
-    queries = [read for read in reads if isinstance(read, Read)]
-    assert {(read.action, read.index_name) for read in queries} == {("Query", "by_status")}
+    queries = [read for read in reads if isinstance(read, Read) and read.action == "Query"]
+    assert {read.index_name for read in queries} == {"by_queue"}
+    assert len(queries) == 4  # one per shard of the queue
     assert sum(read.evaluated for read in queries) == 3
-    # Eventually consistent, rounded over the sum: half a unit per 4 KB, at least half.
-    by_count = {0: 0.5, 1: 1.0, 2: 1.5, 3: 2.0}
-    assert [read.units for read in queries] == [by_count[read.evaluated] for read in queries]
+    # Entries of about 150 bytes: half a unit (eventually consistent) per query.
+    assert [read.units for read in queries] == [0.5] * 4
+    (fetch,) = [read for read in reads if isinstance(read, Read) and read.action == "BatchGetItem"]
+    # Each record is rounded to 4 KB on its own: two blocks each, half a unit per block.
+    assert (fetch.evaluated, fetch.units) == (3, 3.0)
 
 
 def test_a_request_the_meter_cannot_read_reaches_the_emulator_unmetered(
@@ -151,8 +154,8 @@ def test_batch_and_transactional_writes_are_priced_item_by_item(
     def item(n: int) -> dict[str, dict[str, str]]:
         return {
             "pk": {"S": f"job#{n}"},
-            "gsi_pk": {"S": "queued#0"},
-            "gsi_sk": {"S": f"default#{time.time():020.6f}#{n}"},
+            "list_pk": {"S": "default#0"},
+            "list_sk": {"S": f"{time.time():020.6f}#{n}"},
         }
 
     with METER.record() as records:
@@ -177,9 +180,20 @@ def test_batch_and_transactional_writes_are_priced_item_by_item(
     dynamodb.close()
     writes = [record for record in records if isinstance(record, Write)]
     assert [(w.action, [(c.index_name, c.units, c.kind) for c in w.charges]) for w in writes] == [
-        ("BatchWriteItem", [(None, 1, "put"), ("by_status", 1, "put")]),
-        ("BatchWriteItem", [(None, 1, "put"), ("by_status", 1, "put")]),
-        ("BatchWriteItem", [(None, 1, "delete"), ("by_status", 1, "delete")]),
-        ("TransactWriteItems", [(None, 2, "put"), ("by_status", 2, "put")]),
+        ("BatchWriteItem", [(None, 1, "put"), ("by_queue", 1, "put")]),
+        ("BatchWriteItem", [(None, 1, "put"), ("by_queue", 1, "put")]),
+        ("BatchWriteItem", [(None, 1, "delete"), ("by_queue", 1, "delete")]),
+        ("TransactWriteItems", [(None, 2, "put"), ("by_queue", 2, "put")]),
         ("TransactWriteItems", [(None, 2, "check")]),  # checked, not written: table only
     ]
+
+
+async def test_a_payload_of_500_bytes_still_keeps_the_job_at_five_write_units(
+    store: SqsJobStore, prefix: str
+) -> None:
+    payload = {"note": "Grüße aus Köln, " * 25 + "Zoë-4711-1234"}  # 500 bytes of compact JSON
+    assert len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()) == 500
+    records = await run_one_job(store, prefix, payload)
+    writes = [record for record in records if isinstance(record, Write)]
+    assert max(item_size(w.after) for w in writes) <= 1024
+    assert totals(records)[0] == 5

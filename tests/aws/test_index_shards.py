@@ -1,8 +1,9 @@
 """The list index's shard count as configuration: writers spread over it, readers cover it.
 
-Every item records its shard in ``gsi_pk``, so a store that reads more shards than an
-earlier one wrote still finds every job: the count may grow on a live table. The request
-counts pin what listing and stats cost per shard.
+Every item records its shard in ``list_pk`` (``"{queue}#{shard}"``, written once at put),
+so a store that reads more shards than an earlier one wrote still finds every job: the
+count may grow on a live table. The request counts pin what listing and stats cost per
+shard.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _open(endpoint: str, prefix: str, shards: int) -> SqsJobStore:
 
 
 def _index_keys(endpoint: str, table: str) -> dict[str, str]:
-    """Each job id's ``gsi_pk``, read straight from the table."""
+    """Each job id's ``list_pk``, read straight from the table."""
     client = boto3.client("dynamodb", endpoint_url=endpoint)
     try:
         items: list[dict[str, Any]] = []
@@ -38,7 +39,7 @@ def _index_keys(endpoint: str, table: str) -> dict[str, str]:
             items += page["Items"]
     finally:
         client.close()
-    return {i["id"]["S"]: i["gsi_pk"]["S"] for i in items if i["pk"]["S"].startswith("job#")}
+    return {i["id"]["S"]: i["list_pk"]["S"] for i in items if i["pk"]["S"].startswith("job#")}
 
 
 def _requests(n: int, tenant_offset: int = 0, name: str = "report.build") -> list[EnqueueRequest]:
@@ -73,11 +74,10 @@ async def test_writers_spread_items_over_the_configured_shards(
         queue = JobQueue(store)
         written = [r.job for r in await queue.enqueue_many(_requests(120))]
         claimed = await store.claim("default", "worker-1", time.time(), limit=10)
+        assert claimed
         keys = _index_keys(aws_endpoint, store.table_name)
-        running = {job.id for job in claimed}
-        for job in written:
-            status = "running" if job.id in running else "queued"
-            assert keys[job.id] == f"{status}#{zlib.crc32(job.id.encode()) % shards}"
+        for job in written:  # a claim leaves the key as the put wrote it
+            assert keys[job.id] == f"{job.queue}#{zlib.crc32(job.id.encode()) % shards}"
         assert {key.split("#")[1] for key in keys.values()} == {str(n) for n in range(shards)}
     finally:
         await store.aclose()
@@ -92,12 +92,16 @@ async def test_stats_and_listing_query_every_shard_once(aws_endpoint: str, prefi
         before = COUNTER.counts()
         [found] = await store.stats(["default"])
         spent = COUNTER.counts() - before
-        assert spent.requests[("dynamodb", "Query")] == 6 * 8
+        # One query per shard, then one fetch of the open jobs' records, and no probe for
+        # the previous layout's index (``create`` made the table, so it knows).
+        assert spent.requests[("dynamodb", "Query")] == 8
+        assert spent.requests[("dynamodb", "BatchGetItem")] == 1
         assert (found.counts[JobStatus.QUEUED], found.counts[JobStatus.RUNNING]) == (26, 4)
         before = COUNTER.counts()
         page = await queue.list(queue="other", status=JobStatus.QUEUED, limit=100)
         spent = COUNTER.counts() - before
-        assert spent.requests[("dynamodb", "Query")] == 8  # one status, eight shards
+        assert spent.requests[("dynamodb", "Query")] == 8  # one queue, eight shards
+        assert spent.requests[("dynamodb", "BatchGetItem")] == 1
         assert len(page.jobs) == 30 and page.next_cursor is None
     finally:
         await store.aclose()
@@ -126,11 +130,13 @@ async def test_a_store_with_eight_shards_finds_every_job_written_with_four(
             counts.update(stats.counts)
         assert (counts[JobStatus.QUEUED], counts[JobStatus.RUNNING]) == (75, 5)
 
-        # The new store settles a job the old one leased: it moves to its 8-shard key.
+        # The new store settles a job the old one leased: it keeps the key it was put with.
         job = old_running[0]
         assert await new.complete(job.id, job.lease_token or "", time.time(), {"ok": True})
         done = _index_keys(aws_endpoint, new.table_name)[job.id]
-        assert done == f"completed#{zlib.crc32(job.id.encode()) % 8}"
+        assert done == f"default#{zlib.crc32(job.id.encode()) % 4}"
+        completed = await _all_ids(JobQueue(new), status=JobStatus.COMPLETED)
+        assert completed == [job.id]
 
         # Every queued job is older than a zero grace: the reconciler finds all of them.
         report = await new.reconcile(grace=0.0)
@@ -182,7 +188,7 @@ async def test_from_env_reads_the_shard_count(
     try:
         written = [r.job for r in await JobQueue(store).enqueue_many(_requests(100))]
         keys = _index_keys(aws_endpoint, store.table_name)
-        assert all(keys[j.id] == f"queued#{zlib.crc32(j.id.encode()) % 16}" for j in written)
+        assert all(keys[j.id] == f"{j.queue}#{zlib.crc32(j.id.encode()) % 16}" for j in written)
         assert max(int(keys[j.id].split("#")[1]) for j in written) >= 4
     finally:
         await store.aclose()

@@ -325,27 +325,57 @@ def test_the_reconciler_reads_dlq_records_and_writes_only_abandoned_ones() -> No
 # -- stats --------------------------------------------------------------------------------
 
 
-def test_stats_counts_every_status_and_shard_following_pages() -> None:
-    pages = [{"Count": 1} for _ in range(6 * DEFAULT_SHARDS)]
-    pages[0] = {"Count": 2, "LastEvaluatedKey": {"pk": {"S": "job#x"}}}
+DEPTH_REPLIES = [
+    {
+        "Attributes": {
+            "ApproximateNumberOfMessages": "4",
+            "ApproximateNumberOfMessagesNotVisible": "5",
+            "ApproximateNumberOfMessagesDelayed": "6",
+        }
+    },
+    {"Attributes": {"ApproximateNumberOfMessages": "7"}},
+]
+
+
+def entry(job_id: str, phase: str) -> dict[str, Any]:
+    """A ``by_queue`` index entry as a query returns it (keys and projected attributes)."""
+    return {"pk": {"S": f"job#{job_id}"}, "phase": {"S": phase}, "name": {"S": "fake.job"}}
+
+
+def test_stats_counts_ended_jobs_by_phase_and_open_ones_by_their_records() -> None:
+    waiting = [prepared({"n": n}).job for n in range(3)]
+    records = [
+        stored(waiting[0]),
+        stored(waiting[1], status=JobStatus.RUNNING, attempts=1),
+        stored(waiting[2], status=JobStatus.DELAYED),
+    ]
+    pages: list[dict[str, Any]] = [{"Items": []} for _ in range(DEFAULT_SHARDS)]
+    pages[0] = {
+        "Items": [entry(waiting[0].id, "open"), entry("d1", "dead")],
+        "LastEvaluatedKey": {"pk": {"S": "job#d1"}},
+    }
+    pages[2] = {"Items": [entry(waiting[1].id, "open"), entry("c1", "completed")]}
+    more = {"Items": [entry(waiting[2].id, "open"), entry("c2", "completed")]}
     aws = FakeAws(
-        query=[*pages, {"Count": 3}],
-        get_queue_attributes=[
-            {
-                "Attributes": {
-                    "ApproximateNumberOfMessages": "4",
-                    "ApproximateNumberOfMessagesNotVisible": "5",
-                    "ApproximateNumberOfMessagesDelayed": "6",
-                }
-            },
-            {"Attributes": {"ApproximateNumberOfMessages": "7"}},
-        ],
+        query=[*pages, more],
+        batch_get_item=[{"Responses": {"jobs": records}}],
+        get_queue_attributes=DEPTH_REPLIES,
     )
     [found] = drive(_stats.stats(layout(), ["default"], NOW), aws)
-    assert aws.operations == ["query"] * (6 * DEFAULT_SHARDS + 1) + ["get_queue_attributes"] * 2
-    assert aws.calls[-3].params["ExclusiveStartKey"] == {"pk": {"S": "job#x"}}
-    assert all(c.params["Select"] == "COUNT" for c in aws.calls if c.operation == "query")
-    assert sum(found.counts.values()) == 6 * DEFAULT_SHARDS - 1 + 2 + 3
+    assert aws.operations == (
+        ["query"] * (DEFAULT_SHARDS + 1) + ["batch_get_item"] + ["get_queue_attributes"] * 2
+    )
+    assert {c.params["IndexName"] for c in aws.calls if c.operation == "query"} == {"by_queue"}
+    assert aws.calls[DEFAULT_SHARDS].params["ExclusiveStartKey"] == {"pk": {"S": "job#d1"}}
+    asked = aws.calls[DEFAULT_SHARDS + 1].params["RequestItems"]["jobs"]["Keys"]
+    assert sorted(key["pk"]["S"] for key in asked) == sorted(f"job#{j.id}" for j in waiting)
+    assert {status: n for status, n in found.counts.items() if n} == {
+        JobStatus.QUEUED: 1,
+        JobStatus.RUNNING: 1,
+        JobStatus.DELAYED: 1,
+        JobStatus.COMPLETED: 2,
+        JobStatus.DEAD: 1,
+    }
     assert (found.messages, found.in_flight, found.delayed, found.dead_letter_messages) == (
         4,
         5,
@@ -354,15 +384,24 @@ def test_stats_counts_every_status_and_shard_following_pages() -> None:
     )
 
 
-def test_stats_filters_out_expired_records_only_where_they_can_be() -> None:
-    aws = FakeAws()
-    drive(_stats.stats(layout(), ["default"], NOW), aws)
+def test_stats_also_counts_the_previous_layout_s_index_while_the_table_has_it() -> None:
+    aws = FakeAws(query=[{"Items": []} for _ in range(DEFAULT_SHARDS)] + [{"Count": 2}])
+    previous = layout()._replace(previous_index=True)
+    [found] = drive(_stats.stats(previous, ["default"], NOW), aws)
+    queries = [c for c in aws.calls if c.operation == "query"]
+    assert len(queries) == DEFAULT_SHARDS + 6 * DEFAULT_SHARDS
+    counted = queries[DEFAULT_SHARDS:]
+    assert {c.params["IndexName"] for c in counted} == {"by_status"}
+    assert all(c.params["Select"] == "COUNT" for c in counted)
+    assert sum(found.counts.values()) == 2  # the first (queued#0) range's count
+    # Expired records are filtered where they can be: by_queue and terminal statuses.
     filtered = {
         c.params["ExpressionAttributeValues"][":partition"]["S"].split("#")[0]
-        for c in aws.calls
+        for c in counted
         if "FilterExpression" in c.params
     }
     assert filtered == {"completed", "dead", "cancelled"}
+    assert all("FilterExpression" in c.params for c in queries[:DEFAULT_SHARDS])
 
 
 def test_a_queue_without_a_dlq_has_no_dead_letter_count() -> None:

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from ..._lifecycle import DELAYED, QUEUED, RUNNING
 from ..._models import JobStatus, message_group
 from ..wire import index_reads, sqs
-from ..wire.items import Stored, index_pk, number, stored_from_item
+from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
+from ..wire.items import OPEN, Stored, index_pk, list_pk, list_sk, number, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
 from .dead_letters import peek
+from .indexes import job_id_of, records
 from .resend import mark_resent
 
 # Which instant must be older than the grace period for a record to count as stale.
@@ -65,12 +67,12 @@ def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
 
 def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
     cutoff = now - grace
-    found: list[Stored] = []
-    for status, instant in STALE_AFTER:
-        for shard in range(layout.index_shards):
-            found += yield from _stale_in(
-                layout.table, index_pk(status, shard), queue, instant, cutoff
-            )
+    found = yield from _stale_current(layout, queue, now, cutoff)
+    if layout.previous_index:
+        for status, instant in STALE_AFTER:
+            for shard in range(layout.index_shards):
+                partition = index_pk(status, shard)
+                found += yield from _stale_in(layout.table, partition, queue, instant, cutoff)
     fresh: list[Stored] = []
     for stored in found:
         try:
@@ -88,6 +90,48 @@ def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
     return len(fresh)
 
 
+def _stale_current(layout: Layout, queue: str, now: float, cutoff: float) -> Flow[list[Stored]]:
+    """Open ``by_queue`` entries created before the cutoff, judged by their records.
+
+    Every instant a record is judged by (``updated_at``, ``run_at``, ``lease_until``)
+    is at least its ``created_at`` by some host's clock, so entries created after
+    ``cutoff`` (plus the clock skew hosts may have) cannot be stale and are not read.
+    """
+    before = list_sk(cutoff + layout.clock_skew, LAST_KEY)
+    candidates: list[str] = []
+    for shard in range(layout.index_shards):
+        start = None
+        while True:
+            reply = yield index_reads.query_index(
+                layout.table,
+                CURRENT,
+                list_pk(queue, shard),
+                FIRST_KEY,
+                before,
+                limit=None,
+                start=start,
+                filter="#phase = :open",
+                values={":open": text(OPEN)},
+            )
+            candidates += [job_id_of(item) for item in reply.get("Items", [])]
+            start = reply.get("LastEvaluatedKey")
+            if start is None:
+                break
+    found = yield from records(layout.table, candidates)
+    return [stored for stored in found.values() if is_stale(stored, cutoff)]
+
+
+def is_stale(stored: Stored, cutoff: float) -> bool:
+    """Should have a message but was not claimed for longer than the grace period."""
+    instants = {"updated_at": stored.updated_at, "run_at": stored.run_at}
+    instants["lease_until"] = stored.lease_until if stored.lease_until is not None else cutoff
+    resent = stored.resent_at
+    for status, instant in STALE_AFTER:
+        if stored.job.status is status:
+            return instants[instant] < cutoff and (resent is None or resent < cutoff)
+    return False
+
+
 def _stale_in(
     table: str, partition: str, queue: str, instant: str, cutoff: float
 ) -> Flow[list[Stored]]:
@@ -99,6 +143,7 @@ def _stale_in(
     while True:
         reply = yield index_reads.query_index(
             table,
+            PREVIOUS,
             partition,
             f"{queue}#",
             f"{queue}$",

@@ -55,7 +55,8 @@ def list_jobs(
 ) -> Flow[JobPage]:
     from ..flows.listing import list_jobs
 
-    return list_jobs(state.layout, filter, limit, cursor, now)
+    layout = yield from state.indexed()
+    return (yield from list_jobs(layout, filter, limit, cursor, now))
 
 
 def reconcile(
@@ -64,6 +65,7 @@ def reconcile(
     from ..flows.reconcile import reconcile
 
     names = state.named(queues)
+    yield from state.indexed()
     layout = yield from state.described(names)
     return (yield from reconcile(layout, names, state.clock(), grace))
 
@@ -103,6 +105,7 @@ def stats(state: StoreState, queues: Sequence[str] | None) -> Flow[list[QueueSta
     from ..flows.stats import stats
 
     names = state.named(queues)
+    yield from state.indexed()
     layout = yield from state.described(names)
     return (yield from stats(layout, names, state.clock()))
 

@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..._validation import check_queue_name, integer
-from ..wire.items import INDEX, TTL_ATTRIBUTE
+from ..wire.items import INDEX, INDEX_PROJECTION, LEGACY_INDEX, TTL_ATTRIBUTE
 from ..wire.protocol import AwsError, Call, Send
 from ..wire.sqs import FIFO_SUFFIX, QueueInfo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import (
+        CreateGlobalSecondaryIndexActionTypeDef,
         CreateTableInputTypeDef,
+        UpdateTableInputTypeDef,
         UpdateTimeToLiveInputTypeDef,
     )
     from mypy_boto3_sqs.literals import QueueAttributeNameType
@@ -47,6 +49,7 @@ class Provisioned:
     table: str
     queues: dict[str, QueueInfo]
     lanes: dict[str, dict[int, str]]
+    previous_index: bool  # the table still has the previous layout's list index
 
 
 def provision(
@@ -66,7 +69,7 @@ def provision(
     bands = _bands(priority_bands)
     fifos = _fifo_queues(fifo, names)
     table = f"{prefix}-jobs"
-    _ensure_table(send, table)
+    previous_index = _ensure_table(send, table)
     made = {q: _ensure_queue(send, prefix, q, max_receive_count, q in fifos) for q in names}
     # A FIFO queue's order is its groups': it takes no priority lanes.
     lanes = {
@@ -74,7 +77,7 @@ def provision(
         for queue, info in made.items()
         if bands and queue not in fifos
     }
-    return Provisioned(table, made, lanes)
+    return Provisioned(table, made, lanes, previous_index)
 
 
 def _fifo_queues(fifo: bool | Collection[str], names: Sequence[str]) -> frozenset[str]:
@@ -133,30 +136,47 @@ def _table_definition(table: str) -> CreateTableInputTypeDef:
     return {
         "TableName": table,
         "AttributeDefinitions": [
-            {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "gsi_pk", "gsi_sk")
+            {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "list_pk", "list_sk")
         ],
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-        "GlobalSecondaryIndexes": [
-            {
-                "IndexName": INDEX,
-                "KeySchema": [
-                    {"AttributeName": "gsi_pk", "KeyType": "HASH"},
-                    {"AttributeName": "gsi_sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
+        "GlobalSecondaryIndexes": [_list_index()],
         "BillingMode": "PAY_PER_REQUEST",
     }
 
 
-def _ensure_table(send: Send, table: str) -> None:
+def _list_index() -> CreateGlobalSecondaryIndexActionTypeDef:
+    return {
+        "IndexName": INDEX,
+        "KeySchema": [
+            {"AttributeName": "list_pk", "KeyType": "HASH"},
+            {"AttributeName": "list_sk", "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(INDEX_PROJECTION)},
+    }
+
+
+def _ensure_table(send: Send, table: str) -> bool:
+    """Make the table, or bring one made by an earlier release up to this layout.
+
+    A table from before ``by_queue`` gets that index added (the table stays usable while
+    DynamoDB builds it; this waits until it is active). Returns whether the table has
+    the previous layout's ``by_status`` index, which readers then query too.
+    """
+    definition = _table_definition(table)
     try:
-        send(Call("dynamodb", "create_table", _table_definition(table)))
+        send(Call("dynamodb", "create_table", definition))
     except AwsError as error:
         if error.code != "ResourceInUseException":
             raise
-    _wait_until_active(send, table)
+    indexes = _wait_until_active(send, table)
+    if INDEX not in indexes:
+        add: UpdateTableInputTypeDef = {
+            "TableName": table,
+            "AttributeDefinitions": definition["AttributeDefinitions"],
+            "GlobalSecondaryIndexUpdates": [{"Create": _list_index()}],
+        }
+        send(Call("dynamodb", "update_table", add))
+        indexes = _wait_until_active(send, table)
     ttl = send(Call("dynamodb", "describe_time_to_live", {"TableName": table}))
     if ttl["TimeToLiveDescription"]["TimeToLiveStatus"] not in ("ENABLED", "ENABLING"):
         enable: UpdateTimeToLiveInputTypeDef = {
@@ -164,9 +184,11 @@ def _ensure_table(send: Send, table: str) -> None:
             "TimeToLiveSpecification": {"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
         }
         send(Call("dynamodb", "update_time_to_live", enable))
+    return LEGACY_INDEX in indexes
 
 
-def _wait_until_active(send: Send, table: str) -> None:
+def _wait_until_active(send: Send, table: str) -> list[str]:
+    """Wait for the table and its indexes to be active; the indexes' names."""
     deadline = time.monotonic() + READY_TIMEOUT
     while True:
         described = send(Call("dynamodb", "describe_table", {"TableName": table}))["Table"]
@@ -174,7 +196,7 @@ def _wait_until_active(send: Send, table: str) -> None:
         if described["TableStatus"] == "ACTIVE" and all(
             i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
         ):
-            return
+            return [str(i["IndexName"]) for i in indexes]
         if time.monotonic() > deadline:
             raise TimeoutError(f"Table {table!r} did not become ACTIVE in {READY_TIMEOUT:g}s")
         time.sleep(1.0)

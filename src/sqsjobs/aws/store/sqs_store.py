@@ -173,6 +173,7 @@ class SqsJobStore:
         store = cls(table_name=made.table, queue_urls=urls, dead_letter_queue_urls=dead, **kwargs)
         for queue, info in made.queues.items():
             store._state.layout = store._state.layout.with_info(queue, info)
+        store._state.layout = store._state.layout._replace(previous_index=made.previous_index)
         return store
 
     # -- read-only configuration ---------------------------------------------------------

@@ -43,6 +43,15 @@ class StoreState:
             self.layout = self.layout.with_info(queue, info)
         return self.layout
 
+    def indexed(self) -> Flow[Layout]:
+        """The layout with ``previous_index`` known (found out once per store)."""
+        if self.layout.previous_index is None:
+            from ..flows.indexes import has_previous_index
+
+            present = yield from has_previous_index(self.layout.table)
+            self.layout = self.layout._replace(previous_index=present)
+        return self.layout
+
     def named(self, queues: Sequence[str] | None) -> list[str]:
         """``queues``, or every queue of the store (sorted), for the operator calls."""
         return list(queues) if queues is not None else sorted(self.layout.queue_urls)

@@ -25,7 +25,7 @@ from .conditions import (
     REVIVABLE,
     attribute_names,
 )
-from .items import Attributes, IndexedTable, index_pk, job_key, number, shard, text
+from .items import Attributes, IndexedTable, index_pk, job_key, number, phase, shard, text
 from .protocol import Call
 
 if TYPE_CHECKING:
@@ -74,11 +74,17 @@ def _update(
 def _status_change(
     job_id: str, shards: int, status: JobStatus, now: float
 ) -> tuple[dict[str, str], dict[str, Any]]:
-    """The SET clauses and values every status change writes."""
-    sets = {"status": ":new_status", "updated_at": ":now", "gsi_pk": ":gsi_pk"}
+    """The SET clauses and values every status change writes.
+
+    ``phase`` is what the list index sees: unchanged (so no index write) unless the job
+    ends or a dead one runs again. ``gsi_pk`` keeps a previous layout's record in its
+    ``by_status`` partition; on a current record, which has no ``gsi_sk``, it is inert.
+    """
+    sets = {"status": ":new_status", "updated_at": ":now", "phase": ":phase", "gsi_pk": ":gsi_pk"}
     values = {
         ":new_status": text(status.value),
         ":now": number(now),
+        ":phase": text(phase(status)),
         ":gsi_pk": text(index_pk(status, shard(job_id, shards))),
     }
     return sets, values

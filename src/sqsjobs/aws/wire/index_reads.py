@@ -1,44 +1,67 @@
-"""Builders for the queries of the list index ``by_status``: one page, or one count.
+"""Builders for the reads behind listing, stats and the reconciler.
 
-A range is one ``gsi_pk`` partition (a status and a shard) and a ``gsi_sk`` span (one
-queue's keys, or the part after a cursor). Listing, stats and the reconciler each query
-one range per (status, shard) they cover, so their cost grows with the shard count
-(docs/scaling.md).
+A range is one partition of a list index and a span of its sort key: of ``by_queue``,
+one queue's shard (``list_pk``) and a ``list_sk`` span (after a cursor, before a
+cutoff); of the previous layout's ``by_status``, one (status, shard) partition and one
+queue's ``gsi_sk`` span. Their cost grows with the shard count (docs/scaling.md).
+
+``by_queue`` projects no status and no payload, so a reader that needs them fetches the
+records a page points at with ``BatchGetItem`` (``get_records``), eventually consistent:
+listing is a snapshot anyway, and every write that acts on what it read is conditional.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .conditions import attribute_names
-from .items import INDEX, text
+from .items import INDEX, LEGACY_INDEX, text
 from .protocol import Call
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.type_defs import QueryInputTypeDef
+    from mypy_boto3_dynamodb.type_defs import BatchGetItemInputTypeDef, QueryInputTypeDef
+
+BATCH_GET_LIMIT = 100  # keys per BatchGetItem request
+FIRST_KEY = "!"  # sorts before every sort key (DynamoDB refuses an empty bound)
+LAST_KEY = "~"  # sorts after every ``list_sk``: "~" follows digits and "#"
+
+
+class ListIndex(NamedTuple):
+    """An index's name and its key attributes."""
+
+    name: str
+    partition_key: str
+    sort_key: str
+
+
+CURRENT = ListIndex(INDEX, "list_pk", "list_sk")
+PREVIOUS = ListIndex(LEGACY_INDEX, "gsi_pk", "gsi_sk")
 
 
 def query_index(
     table: str,
+    index: ListIndex,
     partition: str,
     low: str,
     high: str,
     *,
-    limit: int,
+    limit: int | None,
     start: Mapping[str, Any] | None,
     filter: str | None = None,
     values: Mapping[str, Any] | None = None,
 ) -> Call:
-    """One page of a list-index partition, ``low <= gsi_sk <= high``, oldest first."""
-    params = _index_range(table, partition, low, high, start, filter, values)
-    params["Limit"] = limit
+    """One page of an index partition, ``low <= sort key <= high``, oldest first."""
+    params = _index_range(table, index, partition, low, high, start, filter, values)
+    if limit is not None:
+        params["Limit"] = limit
     params["ScanIndexForward"] = True
     return Call("dynamodb", "query", params)
 
 
 def count_index(
     table: str,
+    index: ListIndex,
     partition: str,
     low: str,
     high: str,
@@ -47,17 +70,28 @@ def count_index(
     filter: str | None = None,
     values: Mapping[str, Any] | None = None,
 ) -> Call:
-    """How many items of a list-index range match ``filter`` (``Select=COUNT``), one page.
+    """How many items of an index range match ``filter`` (``Select=COUNT``), one page.
 
     A page stops after 1 MB of items read, so a large range needs ``LastEvaluatedKey``.
     """
-    params = _index_range(table, partition, low, high, start, filter, values)
+    params = _index_range(table, index, partition, low, high, start, filter, values)
     params["Select"] = "COUNT"
     return Call("dynamodb", "query", params)
 
 
+def get_records(table: str, keys: Sequence[Mapping[str, Any]]) -> Call:
+    """Up to ``BATCH_GET_LIMIT`` records by key; ``UnprocessedKeys`` must be asked again."""
+    if not 0 < len(keys) <= BATCH_GET_LIMIT:
+        raise ValueError(f"a BatchGetItem takes 1 to {BATCH_GET_LIMIT} keys, not {len(keys)}")
+    params: BatchGetItemInputTypeDef = {
+        "RequestItems": {table: {"Keys": [dict(key) for key in keys], "ConsistentRead": False}}
+    }
+    return Call("dynamodb", "batch_get_item", params)
+
+
 def _index_range(
     table: str,
+    index: ListIndex,
     partition: str,
     low: str,
     high: str,
@@ -65,10 +99,10 @@ def _index_range(
     filter: str | None,
     values: Mapping[str, Any] | None,
 ) -> QueryInputTypeDef:
-    key = "#gsi_pk = :partition AND #gsi_sk BETWEEN :low AND :high"
+    key = f"#{index.partition_key} = :partition AND #{index.sort_key} BETWEEN :low AND :high"
     params: QueryInputTypeDef = {
         "TableName": table,
-        "IndexName": INDEX,
+        "IndexName": index.name,
         "KeyConditionExpression": key,
         "ExpressionAttributeNames": attribute_names(key, filter or ""),
         "ExpressionAttributeValues": {

@@ -6,14 +6,24 @@ idempotency key gets a deterministic id (``keyed_id``), so the conditional ``Put
 that writes it also finds, and returns via ALL_OLD, the record already holding the key:
 no read on either path.
 
-The list index ``by_status`` is keyed ``gsi_pk = "{status}#{shard}"`` and
-``gsi_sk = "{queue}#{created_at:020.6f}#{id}"``. The status lives in the partition key
-because every write that changes a status can compute it without reading the record
-(the shard comes from the id); the queue leads the sort key, so a queue is a key range.
-The shard count (``Layout.index_shards``, ``DEFAULT_SHARDS`` unless configured) spreads
-each status over several partitions (one partition key takes about 1,000 writes/s). An
-item records its shard in ``gsi_pk``, so readers with N shards find every item written
-with M <= N: the count may grow on a live table, never shrink (docs/scaling.md).
+The list index ``by_queue`` is keyed ``list_pk = "{queue}#{shard}"`` and
+``list_sk = "{created_at:020.6f}#{id}"``, both written once at put and never changed,
+and projects only ``phase`` (``open`` until the job ends, then its terminal status),
+``name``, ``tenant`` and ``expires_at``. A claim changes none of them, so it costs the
+index nothing; the end of a job changes ``phase`` and ``expires_at`` in place, one
+index write. (An index keyed by status would cost two index writes per status change,
+and one projecting the payload would bill the payload's size on every one.) Readers
+that need a job's status or payload read the records the index points at; they are
+rare operator calls. The shard count (``Layout.index_shards``) spreads a queue over
+partitions (one partition key takes about 1,000 writes/s); an item records its shard in
+``list_pk``, so readers with N shards find every item written with M <= N: the count
+may grow on a live table, never shrink (docs/scaling.md).
+
+Records written by the previous layout (item version 1) have no ``list_pk`` and live in
+the ``by_status`` index instead (``gsi_pk = "{status}#{shard}"``,
+``gsi_sk = "{queue}#{created_at:020.6f}#{id}"``). Every status change still writes
+``gsi_pk``, so such a record stays correctly listed there for the rest of its life;
+readers query both indexes while a table has the old one (``flows.indexes``).
 
 ``expires_at`` is the table's TTL attribute, set on terminal records only. DynamoDB
 deletes lazily (up to days late), so every reader treats ``expires_at <= now`` as absent.
@@ -27,7 +37,7 @@ import zlib
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from ..._lifecycle import is_expired
+from ..._lifecycle import TERMINAL, is_expired
 from ..._models import Job, JobStatus
 from ..._time import epoch, utc, utc_or_none
 from ..._validation import dump_json
@@ -36,10 +46,13 @@ Attributes = dict[str, Any]
 
 DEFAULT_SHARDS = 4
 MAX_SHARDS = 256  # a stats call costs 6 x shards queries per queue; beyond this, add tables
-INDEX = "by_status"
+INDEX = "by_queue"
+LEGACY_INDEX = "by_status"  # the previous layout's list index (item version 1)
+INDEX_PROJECTION = ("phase", "name", "tenant", "expires_at")  # besides the keys
+OPEN = "open"  # the index phase of a job that has not ended
 TTL_ATTRIBUTE = "expires_at"
 RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-sent a message
-ITEM_VERSION = 1
+ITEM_VERSION = 2
 
 
 class IndexedTable(NamedTuple):
@@ -73,11 +86,27 @@ def shard(job_id: str, shards: int) -> int:
     return zlib.crc32(job_id.encode()) % shards
 
 
+def list_pk(queue: str, shard_no: int) -> str:
+    return f"{queue}#{shard_no}"
+
+
+def list_sk(created_at: float, job_id: str) -> str:
+    """Oldest first, ties broken by id: the keyset order of every list cursor."""
+    return f"{created_at:020.6f}#{job_id}"
+
+
+def phase(status: JobStatus) -> str:
+    """What the list index knows of a status: ``open``, or how the job ended."""
+    return status.value if status in TERMINAL else OPEN
+
+
 def index_pk(status: JobStatus, shard_no: int) -> str:
+    """The previous layout's ``gsi_pk``, still written by every status change."""
     return f"{status.value}#{shard_no}"
 
 
 def index_sk(queue: str, created_at: float, job_id: str) -> str:
+    """The previous layout's ``gsi_sk``: a record without one is not in ``by_status``."""
     return f"{queue}#{created_at:020.6f}#{job_id}"
 
 
@@ -143,8 +172,9 @@ def item_from_job(job: Job, fingerprint: str | None, shards: int) -> Attributes:
         "lease": number(job.lease),
         "timeout": number(job.timeout),
         "priority": number(job.priority),
-        "gsi_pk": text(index_pk(job.status, shard(job.id, shards))),
-        "gsi_sk": text(index_sk(job.queue, created, job.id)),
+        "list_pk": text(list_pk(job.queue, shard(job.id, shards))),
+        "list_sk": text(list_sk(created, job.id)),
+        "phase": text(OPEN),
     }
     if job.timeout_explicit:  # absent (older items too) means False
         item["timeout_explicit"] = {"BOOL": True}

@@ -32,7 +32,10 @@ class Layout(NamedTuple):
     clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
     resend_after: float = 60.0  # a duplicate enqueue re-sends a message older than this
     lanes: Mapping[str, Lanes] = NO_LANES
-    index_shards: int = DEFAULT_SHARDS  # partitions per status in the list index
+    index_shards: int = DEFAULT_SHARDS  # partitions per queue in the list index
+    # Whether the table still has the previous layout's ``by_status`` index; None: not
+    # known yet (``flows.indexes.has_previous_index`` finds out).
+    previous_index: bool | None = None
 
     @property
     def indexed(self) -> IndexedTable:
