@@ -2,7 +2,10 @@
 
 Happy path: one DynamoDB write at enqueue (a conditional ``PutItem``, which on-demand
 capacity bills like one item of a batch write), one at claim, one at complete, no reads;
-SQS sends, receives and deletes batched so that requests per job approach 0.3.
+SQS sends, receives and deletes batched so that requests per job approach 0.3. What the
+writes bill is asserted too, as write request units computed from the item images the
+emulator holds before and after each write (``sqsjobs.testing_meter``): 5 per small job,
+3 on the table and 2 on the list index.
 """
 
 from __future__ import annotations
@@ -11,15 +14,15 @@ import asyncio
 
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.testing_meter import Write, totals
 
-from .emulator import COUNTER
+from .emulator import COUNTER, METER
 
 JOBS = 100
 
 
-async def test_a_hundred_jobs_cost_three_writes_each_and_a_third_of_an_sqs_request(
-    store: SqsJobStore,
-) -> None:
+async def drain(store: SqsJobStore) -> list[str]:
+    """Enqueue ``JOBS`` small jobs in one batch and run them at concurrency 10."""
     queue = JobQueue(store)
     completed: list[str] = []
     drained = asyncio.Event()
@@ -32,8 +35,9 @@ async def test_a_hundred_jobs_cost_three_writes_each_and_a_third_of_an_sqs_reque
         if len(completed) == JOBS:
             drained.set()
 
-    before = COUNTER.counts()
-    await queue.enqueue_many([EnqueueRequest("noop", {"n": n}) for n in range(JOBS)])
+    await queue.enqueue_many(
+        [EnqueueRequest("noop", {"n": n, "note": "Grüße"}) for n in range(JOBS)]
+    )
     # The jobs' queue only: the store's other queue would add its own idle receives.
     worker = JobWorker(
         queue, {"noop": noop}, queues=["default"], concurrency=10, on_complete=on_complete
@@ -42,6 +46,30 @@ async def test_a_hundred_jobs_cost_three_writes_each_and_a_third_of_an_sqs_reque
     await asyncio.wait_for(drained.wait(), 60)
     await worker.stop()
     await store.aclose()  # sends the last batched deletes
+    return completed
+
+
+async def test_a_hundred_jobs_bill_five_write_units_each_three_on_the_table(
+    store: SqsJobStore,
+) -> None:
+    # The meter reads every written item before and after the write, which slows the
+    # emulator and so changes how SQS requests batch: they are counted unmetered below.
+    with METER.record() as metered:
+        completed = await drain(store)
+    assert len(set(completed)) == JOBS
+    ours = [record for record in metered if record.table == store.table_name]
+    writes = [record for record in ours if isinstance(record, Write)]
+    assert totals(ours) == (5 * JOBS, 0.0)
+    on_table = sum(c.units for w in writes for c in w.charges if c.index_name is None)
+    on_index = sum(c.units for w in writes for c in w.charges if c.index_name == "by_queue")
+    assert (on_table, on_index) == (3 * JOBS, 2 * JOBS)
+
+
+async def test_a_hundred_jobs_cost_three_writes_each_and_a_third_of_an_sqs_request(
+    store: SqsJobStore,
+) -> None:
+    before = COUNTER.counts()
+    completed = await drain(store)
     spent = COUNTER.counts() - before
 
     assert len(set(completed)) == JOBS

@@ -287,7 +287,12 @@ async def test_stats_counts_every_status_and_leaves_expired_records_out(
         QueueStats("default", counts(2, 1, 1, 1, 1, 1), 3, 1, 1, 1),
         QueueStats("other", counts(1, 0, 0, 0, 0, 0), 1, 0, 0, 0),
     ]
-    assert spent.requests == {("dynamodb", "Query"): 2 * 6 * 4, ("sqs", "GetQueueAttributes"): 4}
+    # Per queue: one query per shard of by_queue, one fetch of the open jobs' records.
+    assert spent.requests == {
+        ("dynamodb", "Query"): 2 * 4,
+        ("dynamodb", "BatchGetItem"): 2,
+        ("sqs", "GetQueueAttributes"): 4,
+    }
 
     # Two days on, completed and cancelled records are past their retention, the dead one
     # is not; after two weeks (longer than any DLQ keeps its copy), it is gone too. Waiting
