@@ -29,7 +29,7 @@ from .emulator import METER
 
 async def run_one_job(store: SqsJobStore, prefix: str, payload: Any) -> list[Write | Read]:
     """Enqueue, claim and complete one job; the meter's records of this store's table."""
-    queue = JobQueue(store)
+    queue = JobQueue(store, payload_max_bytes=200 * 1024)
 
     async def bill(ctx: JobContext) -> str:
         return "done"
@@ -79,23 +79,35 @@ async def test_a_small_job_bills_five_write_units_and_its_claim_none_in_the_inde
     assert totals(records) == (5, 1.0)
 
 
-async def test_a_ten_kilobyte_payload_is_not_copied_into_the_index(
-    store: SqsJobStore, prefix: str
+@pytest.mark.parametrize("kilobytes", [1, 10, 100])
+async def test_after_the_put_a_long_payload_costs_what_a_short_one_does(
+    store: SqsJobStore, prefix: str, kilobytes: int
 ) -> None:
-    text = "ü" * 5_000  # 10,000 bytes in UTF-8, as the record stores it
-    records = await run_one_job(store, prefix, {"note": text})
-    put, claim, complete, get = records
-    assert isinstance(put, Write) and isinstance(claim, Write) and isinstance(complete, Write)
-    assert put.after is not None
-    stored = put.after["payload"]["S"]
-    assert json.loads(stored) == {"note": text}
-    # 10,000 bytes of payload plus the record's other attributes: between 10 and 11 KB.
-    assert 10 * 1024 < item_size(put.after) < 11 * 1024
-    assert [c.units for c in put.charges] == [11, 1]
-    assert [c.units for c in claim.charges] == [11]
-    assert [c.units for c in complete.charges] == [11, 1]
-    assert get == Read(get.table, "GetItem", None, 1, 3.0)  # 11 KB: three 4 KB units
-    assert totals(records) == (12 + 11 + 12, 3.0)
+    text = "ü" * ((kilobytes * 1024 - 12) // 2) + "x"  # {"note":"…"}: exactly this many KB
+    payload = {"note": text}
+    assert len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()) == (
+        kilobytes * 1024
+    )
+    records = await run_one_job(store, prefix, payload)
+    body, put, claim, read, complete, get, get_body = records
+    assert isinstance(body, Write) and isinstance(put, Write)
+    assert isinstance(claim, Write) and isinstance(complete, Write)
+    assert body.after is not None and put.after is not None
+    # The payload is written once, in its body item, before the record.
+    assert body.after["pk"]["S"].startswith("body#") and "payload" not in put.after
+    assert json.loads(body.after["p"]["S"]) == payload
+    body_units = -(-item_size(body.after) // 1024)
+    assert body_units == kilobytes + 1  # the payload's KB plus its key and TTL
+    assert [(c.index_name, c.units) for c in body.charges] == [(None, body_units)]
+    assert [(c.index_name, c.units) for c in put.charges] == [(None, 1), ("by_queue", 1)]
+    # Claim and completion are what they cost for a small payload: 1, then 1 + 1.
+    assert [c.units for c in claim.charges] == [1]
+    assert [c.units for c in complete.charges] == [1, 1]
+    # The claim reads the body, eventually consistent: half a unit per 4 KB.
+    assert isinstance(read, Read) and read.action == "BatchGetItem"
+    assert read.units == -(-item_size(body.after) // 4096) / 2
+    assert isinstance(get, Read) and isinstance(get_body, Read)  # get: the record, its body
+    assert totals(records)[0] == body_units + 5
 
 
 async def test_a_duplicate_enqueue_bills_one_refused_write_and_no_index(
@@ -116,7 +128,7 @@ async def test_stats_reads_small_index_entries_and_the_records_of_open_jobs(
     store: SqsJobStore, prefix: str
 ) -> None:
     queue = JobQueue(store)
-    for n in range(3):  # records of about 4.7 KB: 4,700 bytes of payload each
+    for n in range(3):  # 4,700 bytes of payload each, kept in body items
         await queue.enqueue("bill", {"note": "ß" * 2_350, "n": n}, tenant=f"tenant-{n}")
     await store.stats(["default"])  # learns the table's indexes and the queue's DLQ
     with METER.record() as records:
@@ -130,8 +142,8 @@ async def test_stats_reads_small_index_entries_and_the_records_of_open_jobs(
     # Entries of about 150 bytes: half a unit (eventually consistent) per query.
     assert [read.units for read in queries] == [0.5] * 4
     (fetch,) = [read for read in reads if isinstance(read, Read) and read.action == "BatchGetItem"]
-    # Each record is rounded to 4 KB on its own: two blocks each, half a unit per block.
-    assert (fetch.evaluated, fetch.units) == (3, 3.0)
+    # The records only (stats needs no payload), each rounded to 4 KB: half a unit each.
+    assert (fetch.evaluated, fetch.units) == (3, 1.5)
 
 
 def test_a_request_the_meter_cannot_read_reaches_the_emulator_unmetered(

@@ -93,6 +93,8 @@ class Deployed:
     def resource(self, call: Call) -> str | None:
         """The ARN ``call`` acts on, if it is one of this stack's resources."""
         params = call.params
+        if call.service == "dynamodb" and set(params.get("RequestItems", {})) == {self.table}:
+            params = {"TableName": self.table}  # BatchGetItem: one table's items
         if call.service == "dynamodb" and params.get("TableName") == self.table:
             # arn:{partition}:sqs:{region}:{account}:{name}: the table's are the same.
             _, partition, _, region, account, _ = self.outputs["QueueArn"].split(":")

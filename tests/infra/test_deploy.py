@@ -20,10 +20,18 @@ from typing import Any
 import boto3  # type: ignore[import-untyped]
 import pytest
 
-from sqsjobs import JobStatus
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire import index_reads as _index_reads
-from sqsjobs.aws.wire.items import DEFAULT_SHARDS, INDEX, index_pk, item_from_job, job_key, shard
+from sqsjobs.aws.wire.items import (
+    DEFAULT_SHARDS,
+    INDEX,
+    INDEX_PROJECTION,
+    LEGACY_INDEX,
+    item_from_job,
+    job_key,
+    list_pk,
+    shard,
+)
 from sqsjobs.infra import StackEvent, deploy_stack, template_text
 from sqsjobs.infra._deploy import Deployment, stack_policy
 
@@ -122,25 +130,30 @@ def test_table_has_the_store_layout(main_stack: Deployed, aws_endpoint: str) -> 
     described = dynamodb.describe_table(TableName=name)["Table"]
     assert described["KeySchema"] == [{"AttributeName": k, "KeyType": "HASH"} for k in job_key("x")]
     assert described["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
-    (index,) = described["GlobalSecondaryIndexes"]
-    assert (index["IndexName"], index["Projection"]) == (INDEX, {"ProjectionType": "ALL"})
+    indexes = {i["IndexName"]: i for i in described["GlobalSecondaryIndexes"]}
+    assert sorted(indexes) == [INDEX, LEGACY_INDEX]  # KeepStatusIndex defaults to true
+    assert indexes[INDEX]["Projection"] == {
+        "ProjectionType": "INCLUDE",
+        "NonKeyAttributes": list(INDEX_PROJECTION),
+    }
+    assert indexes[LEGACY_INDEX]["Projection"] == {"ProjectionType": "ALL"}
     # The emulator keeps the parameter's text; AWS reads it as a boolean.
     assert str(described["DeletionProtectionEnabled"]).lower() == "true"
     # The store's own item and list query work on the deployed table and index.
     job = sample_job()
     dynamodb.put_item(TableName=name, Item=item_from_job(job, None, DEFAULT_SHARDS))
-    created = job.created_at.timestamp()
     query = _index_reads.query_index(
         name,
-        index_pk(JobStatus.QUEUED, shard(job.id, DEFAULT_SHARDS)),
-        f"{job.queue}#",
-        f"{job.queue}#~",
+        _index_reads.CURRENT,
+        list_pk(job.queue, shard(job.id, DEFAULT_SHARDS)),
+        _index_reads.FIRST_KEY,
+        _index_reads.LAST_KEY,
         limit=10,
         start=None,
     )
     (found,) = dynamodb.query(**query.params)["Items"]
-    assert found["id"] == {"S": job.id}
-    assert float(found["created_at"]["N"]) == created
+    assert found["pk"] == {"S": f"job#{job.id}"}
+    assert set(found) == {"pk", "list_pk", "list_sk", "phase", "name"}  # no payload copied
 
 
 def test_queue_template_adds_a_queue_to_the_same_table(

@@ -50,7 +50,7 @@ async def test_from_stack_writes_with_the_stacks_shard_count(
         for job in written:
             key = {"pk": {"S": f"job#{job.id}"}}
             item = dynamodb.get_item(TableName=store.table_name, Key=key)["Item"]
-            assert item["gsi_pk"]["S"] == f"queued#{zlib.crc32(job.id.encode()) % 16}"
+            assert item["list_pk"]["S"] == f"{job.queue}#{zlib.crc32(job.id.encode()) % 16}"
         shards = {zlib.crc32(job.id.encode()) % 16 for job in written}
         assert max(shards) >= 4  # past what the default four would have used
         stats = {s.queue: s.counts for s in await store.stats()}

@@ -18,6 +18,8 @@ from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untype
 from sqsjobs.aws.wire.items import (
     DEFAULT_SHARDS,
     INDEX,
+    INDEX_PROJECTION,
+    LEGACY_INDEX,
     RESENT_AT,
     TTL_ATTRIBUTE,
     item_from_job,
@@ -36,7 +38,9 @@ BY_NAME = pytest.mark.parametrize(
     ("name", "template"), list(zip(TEMPLATES, [MAIN, QUEUE], strict=True))
 )
 DLQ_RETENTION = 1_209_600  # 14 days, the SQS maximum
-TABLE_PARAMETERS = {"DeletionProtectionEnabled"}  # sqsjobs.yaml only: about the table
+# sqsjobs.yaml only: about the table.
+TABLE_PARAMETERS = {"DeletionProtectionEnabled", "KeepStatusIndex"}
+TABLE_CONDITIONS = {"KeepStatusIndex"}
 NO_VALUE = {"Ref": "AWS::NoValue"}
 NOTIFY = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], NO_VALUE]}
 # Resource types CloudFormation cannot tag, so stack tags do not reach them.
@@ -52,6 +56,7 @@ PRODUCER_ACTIONS = {
     "cloudformation:DescribeStacks",  # SqsJobStore.from_stack
 }
 WORKER_ACTIONS = {
+    "dynamodb:BatchGetItem",  # the reconciler's records; payloads kept in body items
     "dynamodb:GetItem",
     "dynamodb:PutItem",  # cron ticks
     "dynamodb:Query",  # the reconciler's stale pass
@@ -66,6 +71,7 @@ WORKER_ACTIONS = {
     "cloudformation:DescribeStacks",
 }
 READER_ACTIONS = {
+    "dynamodb:BatchGetItem",  # the records a list or stats page points at
     "dynamodb:GetItem",
     "dynamodb:Query",
     "sqs:GetQueueAttributes",
@@ -94,6 +100,7 @@ TABLE_ARNS = {
 RESOURCES = [
     *({"Fn::Sub": arn} for arn in TABLE_ARNS),
     *({"Fn::Sub": f"{arn}/index/{INDEX}"} for arn in TABLE_ARNS),
+    *({"Fn::Sub": f"{arn}/index/{LEGACY_INDEX}"} for arn in TABLE_ARNS),
     {"Fn::GetAtt": ["JobQueue", "Arn"]},
     {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
     {"Ref": "AWS::StackId"},
@@ -142,17 +149,32 @@ def actions(template: dict[str, Any], policy: str) -> set[str]:
 def test_table_keys_match_the_items_the_store_writes() -> None:
     item = item_from_job(sample_job(), None, DEFAULT_SHARDS)
     props = table()
-    defined = {d["AttributeName"]: d["AttributeType"] for d in props["AttributeDefinitions"]}
+    keep, drop = props["AttributeDefinitions"]["Fn::If"][1:]
+    kept, dropped = props["GlobalSecondaryIndexes"]["Fn::If"][1:]
+    assert props["AttributeDefinitions"]["Fn::If"][0] == "KeepStatusIndex"
+    assert props["GlobalSecondaryIndexes"]["Fn::If"][0] == "KeepStatusIndex"
     assert props["KeySchema"] == [
         {"AttributeName": name, "KeyType": "HASH"} for name in job_key("x")
     ]
-    (index,) = props["GlobalSecondaryIndexes"]
+    # Either way the current index is there, as the store writes and reads it.
+    assert kept[0] == dropped[0]
+    (index,) = dropped
     assert index["IndexName"] == INDEX
     assert [k["KeyType"] for k in index["KeySchema"]] == ["HASH", "RANGE"]
-    assert index["Projection"] == {"ProjectionType": "ALL"}
+    assert index["Projection"] == {
+        "ProjectionType": "INCLUDE",
+        "NonKeyAttributes": list(INDEX_PROJECTION),
+    }
     keys = {k["AttributeName"] for k in props["KeySchema"] + index["KeySchema"]}
+    defined = {d["AttributeName"]: d["AttributeType"] for d in drop}
     assert set(defined) == keys  # DynamoDB refuses definitions of non-key attributes
     assert {name: next(iter(item[name])) for name in keys} == defined
+    # Kept, the previous layout's index on the keys its records carry.
+    (previous,) = kept[1:]
+    assert previous["IndexName"] == LEGACY_INDEX
+    assert previous["Projection"] == {"ProjectionType": "ALL"}
+    legacy_keys = {k["AttributeName"] for k in previous["KeySchema"]}
+    assert {d["AttributeName"] for d in keep} == keys | legacy_keys == keys | {"gsi_pk", "gsi_sk"}
 
 
 def test_table_is_on_demand_with_ttl_pitr_and_encryption() -> None:
@@ -471,7 +493,8 @@ ACTION_KINDS = {"dynamodb:Query": "index", "cloudformation:DescribeStacks": "sta
 
 def resource_kind(resource: dict[str, Any]) -> str:
     if "Fn::Sub" in resource:
-        return "index" if resource["Fn::Sub"].endswith(f"/index/{INDEX}") else "dynamodb"
+        indexes = (f"/index/{INDEX}", f"/index/{LEGACY_INDEX}")
+        return "index" if resource["Fn::Sub"].endswith(indexes) else "dynamodb"
     if "Fn::If" in resource:  # the priority lane's ARN, or the job queue's
         return resource_kind(resource["Fn::If"][1])
     return "sqs" if "Fn::GetAtt" in resource else "stack"
@@ -540,6 +563,8 @@ def test_queue_template_is_the_main_one_without_the_table() -> None:
     del expected["Resources"]["JobTable"]
     shared = {k: v for k, v in MAIN["Parameters"].items() if k not in TABLE_PARAMETERS}
     expected["Parameters"] = {"TableName": QUEUE["Parameters"]["TableName"], **shared}
+    for condition in TABLE_CONDITIONS:
+        del expected["Conditions"][condition]
     for section in ("Parameters", "Conditions", "Mappings", "Resources", "Outputs"):
         assert QUEUE[section] == expected[section], section
     assert set(QUEUE) == set(MAIN)

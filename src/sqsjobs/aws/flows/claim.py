@@ -43,6 +43,7 @@ from ..wire.items import Stored, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from ..wire.sqs import Hide, MalformedMessage, Message, Resend
+from .bodies import claim_horizon, extend_bodies, read_bodies
 from .messages import MessagePlan, carry_out
 
 
@@ -136,11 +137,16 @@ def claim_received(
         job_id: _own_claim(reply, leases[job_id])
         for (_, job_id), reply in zip(firsts, replies, strict=True)
     }
+    payloads = yield from _payloads(layout, outcomes, now)
     for message, job_id in firsts + extra:
         first = (message, job_id) in firsts
         reply = outcomes[job_id]
         try:
             stored = _record(reply)
+            if stored is not None and stored.needs_payload and not isinstance(reply, AwsError):
+                stored = payloads.get(job_id, stored)
+                if stored.needs_payload:
+                    raise MalformedRecord(f"its payload item body#{job_id} is missing")
         except MalformedRecord as bad:
             written = first and not isinstance(reply, AwsError)
             token = leases[job_id] if written else None
@@ -154,6 +160,35 @@ def claim_received(
     if plan:
         yield from carry_out(plan, layout.info(queue))
     return claimed
+
+
+def _payloads(
+    layout: Layout, outcomes: dict[str, Reply | AwsError], now: float
+) -> Flow[dict[str, Stored]]:
+    """The claimed records whose payloads are in body items, with the payloads read.
+
+    Only claims that succeeded run, so only theirs are read; a body that would not
+    outlive this run (and a dead job's retention after it) is extended first, or at the
+    next claim if that write fails. A read that fails after botocore's retries fails
+    the round like any store error: the jobs' leases end and they run again, as after a
+    worker that died holding them.
+    """
+    claimed: list[Stored] = []
+    for reply in outcomes.values():
+        if isinstance(reply, AwsError):
+            continue
+        try:
+            stored = _record(reply)
+        except MalformedRecord:
+            continue  # judged again (and dead-lettered) by the caller
+        if stored is not None and stored.needs_payload:
+            claimed.append(stored)
+    if not claimed:
+        return {}
+    filled = yield from read_bodies(layout.table, claimed)
+    with contextlib.suppress(AwsError):
+        yield from extend_bodies(layout, filled, claim_horizon(now))
+    return {stored.job.id: stored for stored in filled}
 
 
 def _sort_out(

@@ -41,6 +41,7 @@ from ..wire.items import Attributes, Stored, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel
 from ..wire.sqs import MalformedMessage, Message
+from .bodies import read_bodies
 from .messages import hand_back, receive
 
 PEEK_VISIBILITY = 30  # hidden long enough not to be seen twice in one pass, no longer
@@ -165,6 +166,9 @@ def inspect(
             records[wanted], recorded = yield from _dead_letter(layout, queue, wanted, now)
             if recorded:
                 reconciled.add(wanted)
+    found = [stored for stored in records.values() if stored is not None]
+    for stored in (yield from read_bodies(layout.table, found)):
+        records[stored.job.id] = stored
     return [
         Inspected(
             message, wanted, None if wanted is None else records[wanted], wanted in reconciled

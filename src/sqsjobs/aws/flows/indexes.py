@@ -15,15 +15,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..wire import index_reads
-from ..wire.index_reads import BATCH_GET_LIMIT, FIRST_KEY, LAST_KEY, PREVIOUS
+from ..wire.index_reads import FIRST_KEY, LAST_KEY, PREVIOUS
 from ..wire.items import Stored, job_key, stored_from_item
-from ..wire.protocol import AwsError, Flow, Parallel
+from ..wire.protocol import AwsError, Flow
+from .batch_get import get_items
+from .bodies import read_bodies
 
 # A Query naming an index the table lacks: ValidationException on AWS ("The table does
 # not have the specified index"), ResourceNotFoundException on the emulator ("Invalid
 # index").
 MISSING_INDEX = frozenset({"ValidationException", "ResourceNotFoundException"})
-UNPROCESSED_ROUNDS = 10  # BatchGetItem re-asks before giving up (botocore already backs off)
 
 
 def has_previous_index(table: str) -> Flow[bool]:
@@ -45,29 +46,14 @@ def job_id_of(item: Mapping[str, Any]) -> str:
     return str(item["pk"]["S"]).removeprefix("job#")
 
 
-def records(table: str, job_ids: Iterable[str]) -> Flow[dict[str, Stored]]:
-    """The records of ``job_ids`` that exist (expired ones included: callers judge that)."""
+def records(
+    table: str, job_ids: Iterable[str], *, payloads: bool = True
+) -> Flow[dict[str, Stored]]:
+    """The records of ``job_ids`` that exist (expired ones included: callers judge that),
+    with the payloads kept in body items read too unless ``payloads`` is false."""
     wanted = list(dict.fromkeys(job_ids))
-    found: dict[str, Stored] = {}
-    keys = [job_key(job_id) for job_id in wanted]
-    for _ in range(UNPROCESSED_ROUNDS):
-        if not keys:
-            return found
-        batches = [keys[i : i + BATCH_GET_LIMIT] for i in range(0, len(keys), BATCH_GET_LIMIT)]
-        replies = yield Parallel(tuple(index_reads.get_records(table, b) for b in batches))
-        keys = []
-        for reply in replies:
-            if isinstance(reply, AwsError):
-                raise reply
-            for item in reply.get("Responses", {}).get(table, []):
-                stored = stored_from_item(item)
-                found[stored.job.id] = stored
-            keys += reply.get("UnprocessedKeys", {}).get(table, {}).get("Keys", [])
-    missing = ", ".join(str(key["pk"]["S"]) for key in keys[:3])
-    raise AwsError(
-        "UnprocessedKeys",
-        f"DynamoDB left {len(keys)} keys unprocessed after {UNPROCESSED_ROUNDS} rounds "
-        f"(first: {missing}); the table is throttled, try again",
-        "BatchGetItem",
-        RuntimeError("unprocessed keys"),
-    )
+    items = yield from get_items(table, [job_key(job_id) for job_id in wanted])
+    found = [stored_from_item(item) for item in items]
+    if payloads:
+        found = yield from read_bodies(table, found)
+    return {stored.job.id: stored for stored in found}

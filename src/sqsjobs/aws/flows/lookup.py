@@ -8,6 +8,7 @@ from ..wire import dynamo
 from ..wire.items import stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
+from .bodies import get_body
 
 
 def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
@@ -17,7 +18,13 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
     if item is None:
         return None
     stored = stored_from_item(item)
-    return None if stored.expired(now) else stored.job
+    if stored.expired(now):
+        return None
+    if stored.needs_payload:  # a long payload lives in its body item
+        body = yield get_body(layout.table, job_id)
+        if "Item" in body:
+            stored = stored.with_payload(str(body["Item"]["p"]["S"]))
+    return stored.job
 
 
 def cancel(layout: Layout, job_id: str, now: float) -> Flow[bool]:

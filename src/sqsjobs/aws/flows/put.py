@@ -6,10 +6,12 @@ it touches no client and no clock, so ``drive`` runs it on boto3 for ``SyncJobQu
 
 Put writes the record, then sends its message::
 
-    PutItem (conditional) ──► SendMessage
+    [PutItem body] ──► PutItem (conditional) ──► SendMessage
             │ crash here: the record is durable and queued with no message;
             │ ``reconcile`` sends one once the grace period has passed.
             └─ refused: ALL_OLD is the live record holding the key → duplicate or conflict
+
+A payload too long for the record goes first to a body item of its own (``bodies``).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from ..._errors import JobBatchError, JobConfigError, JobIdempotencyConflictErro
 from ..._models import Job, message_group
 from ..._requests import EnqueueResult
 from ..wire import dynamo, sqs
-from ..wire.items import Attributes, Stored, item_from_job, keyed_id, stored_from_item, text
+from ..wire.items import Attributes, Stored, keyed_id, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, public_error
+from .bodies import new_items, put_body
 from .resend import mark_resent, message_overdue
 
 PutEntry = tuple[Job, str | None]  # a job to put, and its idempotency fingerprint
@@ -76,8 +79,11 @@ def refuse_unsendable(url: str, job: Job, now: float) -> None:
 
 def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
     """Write a new record; for a key already held, the holder (re-sending a lost message)."""
+    record, body = new_items(layout, job, fingerprint)
+    if body is not None:
+        yield put_body(layout.table, body)
     try:
-        yield from _put_new(layout.table, item_from_job(job, fingerprint, layout.index_shards), now)
+        yield from _put_new(layout.table, record, now)
     except ConditionFailed as taken:
         if job.idempotency_key is None or taken.item is None:
             raise
@@ -85,7 +91,10 @@ def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flo
         if holder.fingerprint != fingerprint:
             raise JobIdempotencyConflictError(job.idempotency_key, holder.job.id) from None
         yield from _resend_if_lost(layout, holder, now)
-        return EnqueueResult(holder.job, duplicate=True)
+        # The same fingerprint: the holder's payload is this one (its record may keep it
+        # in its body item).
+        held = holder.job.model_copy(update={"payload": job.payload})
+        return EnqueueResult(held, duplicate=True)
     return EnqueueResult(job, duplicate=False)
 
 
@@ -231,7 +240,13 @@ def _write_run(
     if job.idempotency_key is not None:
         written.results.append((yield from _write(layout, job, fingerprint, now)))
         return
-    items = [_with_put_id(item_from_job(job, fp, layout.index_shards)) for job, fp in run]
+    pairs = [new_items(layout, job, fp) for job, fp in run]
+    bodies = tuple(put_body(layout.table, body) for _, body in pairs if body is not None)
+    if bodies:
+        for reply in (yield Parallel(bodies)):
+            if isinstance(reply, AwsError):
+                raise reply  # nothing of this run is written but bodies: their TTL ends them
+    items = [_with_put_id(record) for record, _ in pairs]
     replies = yield Parallel(tuple(dynamo.put_new(layout.table, item, now) for item in items))
     for (job, _), item, reply in zip(run, items, replies, strict=True):
         if isinstance(reply, ConditionFailed) and _refused_by_itself(reply, item):

@@ -117,7 +117,7 @@ def _stale_current(layout: Layout, queue: str, now: float, cutoff: float) -> Flo
             start = reply.get("LastEvaluatedKey")
             if start is None:
                 break
-    found = yield from records(layout.table, candidates)
+    found = yield from records(layout.table, candidates, payloads=False)
     return [stored for stored in found.values() if is_stale(stored, cutoff)]
 
 

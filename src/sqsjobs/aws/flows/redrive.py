@@ -44,6 +44,7 @@ from ..wire.items import stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
 from ..wire.sqs import Message
+from .bodies import claim_horizon, extend_bodies
 from .dead_letters import (
     OPERATOR_WAIT,
     Inspected,
@@ -70,7 +71,10 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
         if stored is not None and stored.job.status is DEAD:
             layout.url(stored.job.queue)  # refused for its queue: say which one
         return False
-    job = stored_from_item(reply["Attributes"]).job
+    revived = stored_from_item(reply["Attributes"])
+    job = revived.job
+    with contextlib.suppress(AwsError):  # the next claim extends it otherwise
+        yield from extend_bodies(layout, [revived], claim_horizon(now))
     yield sqs.send(layout.url(job.queue), sqs.body(job.id, job.queue), 0, message_group(job))
     with contextlib.suppress(AwsError):  # the job runs again either way; a redrive tidies up
         yield from drop_dead_letter_copies(layout, job.queue, job.id)
@@ -254,4 +258,7 @@ def _decide(
         job = None if stored is None else stored.job
         again = redrive_action(item.job_id, job, queue, sent)
         return (RedriveAction.SKIP if again is RedriveAction.REVIVE else again), job
-    return RedriveAction.SEND, stored_from_item(reply["Attributes"]).job
+    revived = stored_from_item(reply["Attributes"])
+    with contextlib.suppress(AwsError):  # the next claim extends it otherwise
+        yield from extend_bodies(layout, [revived], claim_horizon(now))
+    return RedriveAction.SEND, revived.job

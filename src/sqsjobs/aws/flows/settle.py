@@ -24,6 +24,7 @@ from ..wire import dynamo, sqs
 from ..wire.items import number, same_value, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, ConditionFailed, Flow
+from .bodies import keep_until
 from .claim import Delivery
 from .messages import MessagePlan, carry_out
 
@@ -103,6 +104,7 @@ def fail(
     call = dynamo.retry(layout.indexed, job_id, token, error, status, run_at, now)
     if not (yield from _write_outcome(call, status, now)):
         return False
+    yield from keep_until(layout, job_id, run_at, now)
     if delivery is not None:
         yield from _return(layout, delivery, run_at, now)
     return True
@@ -154,6 +156,7 @@ def release(
     call = dynamo.release(layout.indexed, job_id, token, error, now, (status, due_at))
     if not (yield from _write_outcome(call, status, now)):
         return False
+    yield from keep_until(layout, job_id, due_at, now)
     if delivery is not None:
         yield from _return(layout, delivery, due_at, now)
     return True

@@ -94,7 +94,7 @@ def _count(
     counts = {queue: dict.fromkeys(JobStatus, 0) for queue in queues}
     open_ids = yield from _count_current(layout, queues, now, counts)
     for queue, job_ids in open_ids.items():
-        found = yield from records(layout.table, job_ids)
+        found = yield from records(layout.table, job_ids, payloads=False)
         for stored in found.values():
             if not stored.expired(now) and stored.job.status not in TERMINAL:
                 counts[queue][stored.job.status] += 1

@@ -79,12 +79,12 @@ def count_index(
     return Call("dynamodb", "query", params)
 
 
-def get_records(table: str, keys: Sequence[Mapping[str, Any]]) -> Call:
-    """Up to ``BATCH_GET_LIMIT`` records by key; ``UnprocessedKeys`` must be asked again."""
+def get_records(table: str, keys: Sequence[Mapping[str, Any]], *, consistent: bool = False) -> Call:
+    """Up to ``BATCH_GET_LIMIT`` items by key; ``UnprocessedKeys`` must be asked again."""
     if not 0 < len(keys) <= BATCH_GET_LIMIT:
         raise ValueError(f"a BatchGetItem takes 1 to {BATCH_GET_LIMIT} keys, not {len(keys)}")
     params: BatchGetItemInputTypeDef = {
-        "RequestItems": {table: {"Keys": [dict(key) for key in keys], "ConsistentRead": False}}
+        "RequestItems": {table: {"Keys": [dict(key) for key in keys], "ConsistentRead": consistent}}
     }
     return Call("dynamodb", "batch_get_item", params)
 

@@ -25,6 +25,14 @@ the ``by_status`` index instead (``gsi_pk = "{status}#{shard}"``,
 ``gsi_pk``, so such a record stays correctly listed there for the rest of its life;
 readers query both indexes while a table has the old one (``flows.indexes``).
 
+A payload longer than ``INLINE_PAYLOAD_BYTES`` of JSON text is written once, before
+the record, in an item of its own (``pk = "body#{id}"``, ``p`` the text, ``expires_at``
+its TTL), and the record keeps ``body_until`` (that TTL) instead of ``payload``: every
+status change rewrites the whole record and bills its size, so a record without its
+payload costs one write unit per change whatever the payload's size, and claims read
+the body (``flows.bodies``). A body lives ``BODY_LIFE`` past the job's ``run_at`` plus
+the dead-letter retention, and is extended only for a job still alive close to that.
+
 ``expires_at`` is the table's TTL attribute, set on terminal records only. DynamoDB
 deletes lazily (up to days late), so every reader treats ``expires_at <= now`` as absent.
 """
@@ -53,6 +61,10 @@ OPEN = "open"  # the index phase of a job that has not ended
 TTL_ATTRIBUTE = "expires_at"
 RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-sent a message
 ITEM_VERSION = 2
+INLINE_PAYLOAD_BYTES = 512  # longer payloads go to a body item: the record stays within 1 KB
+BODY_PREFIX = "body#"
+BODY_LIFE = 30 * 86_400.0  # a body outlives its job's run_at by this plus dead retention
+BODY_EXTEND_WITHIN = 15 * 86_400.0  # a claim extends a body with less than this (plus it) left
 
 
 class IndexedTable(NamedTuple):
@@ -69,6 +81,21 @@ def job_pk(job_id: str) -> str:
 
 def job_key(job_id: str) -> Attributes:
     return {"pk": {"S": job_pk(job_id)}}
+
+
+def body_key(job_id: str) -> Attributes:
+    return {"pk": {"S": f"{BODY_PREFIX}{job_id}"}}
+
+
+def needs_body(payload_text: str) -> bool:
+    """Whether a payload is written in a body item of its own rather than in the record."""
+    return len(payload_text) > INLINE_PAYLOAD_BYTES // 4 and (
+        len(payload_text.encode()) > INLINE_PAYLOAD_BYTES
+    )
+
+
+def body_item(job_id: str, payload_text: str, until: float) -> Attributes:
+    return {**body_key(job_id), "p": text(payload_text), TTL_ATTRIBUTE: number(until)}
 
 
 def keyed_id(queue: str, tenant: str | None, idempotency_key: str) -> str:
@@ -148,13 +175,28 @@ class Stored(NamedTuple):
     updated_at: float
     lease_until: float | None
     resent_at: float | None = None
+    body_until: float | None = None  # the payload is in a body item, alive until then
+
+    @property
+    def needs_payload(self) -> bool:
+        """The payload is in a body item, not yet read into ``job``."""
+        return self.body_until is not None and self.job.payload is None
+
+    def with_payload(self, payload_text: str) -> Stored:
+        job = self.job.model_copy(update={"payload": json.loads(payload_text)})
+        return self._replace(job=job)
 
     def expired(self, now: float) -> bool:
         return is_expired(self.expires_at, now)
 
 
-def item_from_job(job: Job, fingerprint: str | None, shards: int) -> Attributes:
-    """The item ``put`` writes for a new job (never leased, never terminal)."""
+def item_from_job(
+    job: Job, fingerprint: str | None, shards: int, body_until: float | None = None
+) -> Attributes:
+    """The item ``put`` writes for a new job (never leased, never terminal).
+
+    With ``body_until`` the payload is left out: it is in the job's body item.
+    """
     created = epoch(job.created_at)
     item: Attributes = {
         **job_key(job.id),
@@ -176,6 +218,9 @@ def item_from_job(job: Job, fingerprint: str | None, shards: int) -> Attributes:
         "list_sk": text(list_sk(created, job.id)),
         "phase": text(OPEN),
     }
+    if body_until is not None:
+        del item["payload"]
+        item["body_until"] = number(body_until)
     if job.timeout_explicit:  # absent (older items too) means False
         item["timeout_explicit"] = {"BOOL": True}
     for name, value in (
@@ -195,7 +240,7 @@ def stored_from_item(item: Attributes) -> Stored:
         id=_s(item, "id"),
         queue=_s(item, "queue"),
         name=_s(item, "name"),
-        payload=json.loads(_s(item, "payload")),
+        payload=json.loads(_s(item, "payload")) if "payload" in item else None,
         status=JobStatus(_s(item, "status")),
         attempts=_i(item, "attempts"),
         max_attempts=_i(item, "max_attempts"),
@@ -224,6 +269,7 @@ def stored_from_item(item: Attributes) -> Stored:
         updated_at=_n(item, "updated_at"),
         lease_until=_opt_n(item, "lease_until"),
         resent_at=_opt_n(item, RESENT_AT),
+        body_until=None if "payload" in item else _n(item, "body_until"),
     )
 
 
