@@ -62,7 +62,11 @@ async def seed(store: JobStore) -> Seeded:
     await store.fail(hostile.id, token, HOSTILE_ERROR, None, time.time())
     waiting = [
         (await queue.for_tenant(tenant).enqueue("report.build", {"month": month})).job.id
-        for tenant, month in (("acme-shop", "2026-10"), ("initech", "2026-11"), ("globex", "2026-11"))
+        for tenant, month in (
+            ("acme-shop", "2026-10"),
+            ("initech", "2026-11"),
+            ("globex", "2026-11"),
+        )
     ]
     later = (await queue.enqueue("cleanup.sessions", {"older_than_days": 30}, delay=600)).job
     assert await store.cancel(later.id, time.time())
