@@ -188,6 +188,7 @@ def test_the_auth_hook_decides_each_request(
         assert client.get("/").text == "the host app"  # the host's own routes: not asked
         refused = client.get("/ops/jobs/")
         assert refused.status_code == 403 and "access check refused" in refused.text
+        assert client.get("/ops/jobs/static/htmx.min.js").status_code == 403
         staff = {"x-role": "staff"}
         page = client.get(f"/ops/jobs/jobs/{seeded.dead}", headers=staff)
         assert page.status_code == 200
@@ -197,7 +198,11 @@ def test_the_auth_hook_decides_each_request(
         assert status_of(store, seeded.dead) is JobStatus.DEAD
         done = client.post(url, data={"csrf_token": token}, headers=staff, follow_redirects=False)
         assert done.headers["location"] == f"/ops/jobs/jobs/{seeded.dead}?done=retried"
-    assert asked[:2] == ["/ops/jobs/", f"/ops/jobs/jobs/{seeded.dead}"]
+    assert asked[:3] == [
+        "/ops/jobs/",
+        "/ops/jobs/static/htmx.min.js",
+        f"/ops/jobs/jobs/{seeded.dead}",
+    ]
     assert status_of(store, seeded.dead) is JobStatus.QUEUED
 
 

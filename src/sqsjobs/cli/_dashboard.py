@@ -26,6 +26,7 @@ from ._errors import CommandFailed
 from ._local import stop_signals
 
 HOST = "127.0.0.1"
+SOMAXCONN = 2048  # uvicorn's own backlog
 DEFAULT_PORT = 8321
 EXTRA_HINT = "the dashboard needs the dashboard extra: pip install 'sqsjobs[dashboard]'"
 
@@ -85,6 +86,7 @@ def bind(port: int) -> socket.socket:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((HOST, port))
+        listener.listen(SOMAXCONN)  # now: a browser opened at the printed URL waits, not fails
     except OSError as error:
         listener.close()
         raise CommandFailed(
