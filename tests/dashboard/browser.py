@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from selenium.webdriver.remote.webdriver import WebDriver
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path(shutil.which("chromedriver") or "/usr/bin/chromedriver")
@@ -61,7 +62,7 @@ def served(app: Any) -> Iterator[str]:
 
 
 @contextmanager
-def chromium(width: int = 1360, height: int = 900) -> Iterator[Any]:
+def chromium(width: int = 1360, height: int = 900) -> Iterator[WebDriver]:
     """A headless Chromium session (a Selenium ``WebDriver``), quit after the block."""
     from selenium import webdriver
 

@@ -15,6 +15,8 @@ import random
 import time
 from pathlib import Path
 
+from selenium.webdriver.remote.webdriver import WebDriver
+
 from sqsjobs import EnqueueRequest, JobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
@@ -105,13 +107,13 @@ async def populate(store: SqsJobStore) -> str:
     return dead_id
 
 
-def shoot(driver: object, url: str, name: str, ready: str) -> None:
-    driver.get(url)  # type: ignore[attr-defined]
-    wait_for(lambda: driver.find_elements("css selector", ready), ready)  # type: ignore[attr-defined]
-    height = driver.execute_script("return document.documentElement.scrollHeight")  # type: ignore[attr-defined]
+def shoot(driver: WebDriver, url: str, name: str, ready: str) -> None:
+    driver.get(url)
+    wait_for(lambda: driver.find_elements("css selector", ready), ready)
+    height = driver.execute_script("return document.documentElement.scrollHeight")  # type: ignore[no-untyped-call]
     metrics = {"width": 1360, "height": max(600, min(int(height), 1600)), "deviceScaleFactor": 1}
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**metrics, "mobile": False})  # type: ignore[attr-defined]
-    driver.save_screenshot(str(OUT / f"{name}.png"))  # type: ignore[attr-defined]
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**metrics, "mobile": False})
+    driver.save_screenshot(str(OUT / f"{name}.png"))
     print(f"wrote {OUT / name}.png")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sqsjobs import JobQueue, JobStatus, JobStore
+from sqsjobs import EnqueueRequest, JobQueue, JobStore
 from sqsjobs._enqueue import prepare
 
 HOSTILE_NAME = '"><img src=x onerror=alert(1)>'
@@ -55,7 +55,8 @@ async def seed(store: JobStore) -> Seeded:
     token = await _claim(store, "other", doomed.id)
     error = "PaymentDeclined: card ending 4242 declined (東京 gateway said: insufficient funds)"
     await store.fail(doomed.id, token, error, None, time.time())
-    hostile = prepare(queue.config, _request(), time.time()).job
+    request = EnqueueRequest(name="import.csv", payload=HOSTILE_PAYLOAD, tenant="initech")
+    hostile = prepare(queue.config, request, time.time()).job
     hostile = hostile.model_copy(update={"name": HOSTILE_NAME})
     await store.put(hostile, None)
     token = await _claim(store, "default", hostile.id)
@@ -71,12 +72,3 @@ async def seed(store: JobStore) -> Seeded:
     later = (await queue.enqueue("cleanup.sessions", {"older_than_days": 30}, delay=600)).job
     assert await store.cancel(later.id, time.time())
     return Seeded(done.id, doomed.id, hostile.id, waiting, later.id)
-
-
-def _request():  # type: ignore[no-untyped-def]
-    from sqsjobs import EnqueueRequest
-
-    return EnqueueRequest(name="import.csv", payload=HOSTILE_PAYLOAD, tenant="initech")
-
-
-STATUSES = {JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.QUEUED, JobStatus.CANCELLED}
