@@ -75,7 +75,7 @@ def dashboard_factory() -> Callable[..., Any]:
         import uvicorn  # noqa: F401  (only checked for here; serve_dashboard runs it)
 
         from ..contrib.dashboard import make_dashboard
-    except ModuleNotFoundError as missing:
+    except ImportError as missing:  # uvicorn's ModuleNotFoundError, or the package's own
         raise CommandFailed(f"{EXTRA_HINT} ({missing.name} is not installed)") from missing
     return make_dashboard
 

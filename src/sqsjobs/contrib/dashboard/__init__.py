@@ -10,7 +10,17 @@ command). See docs/dashboard.md.
 
 from __future__ import annotations
 
-from ._app import make_dashboard
-from ._guard import Auth
+try:
+    from ._app import make_dashboard
+    from ._guard import Auth
+except ModuleNotFoundError as missing:
+    package = (missing.name or "").partition(".")[0]
+    if package not in ("starlette", "jinja2"):
+        raise
+    raise ImportError(
+        f"sqsjobs.contrib.dashboard needs the dashboard extra ({package} is not "
+        "installed): pip install 'sqsjobs[dashboard]'",
+        name=package,
+    ) from missing
 
 __all__ = ["Auth", "make_dashboard"]
