@@ -289,3 +289,36 @@ async def test_sync_view_shares_the_records(store: MemoryJobStore) -> None:
     assert store.sync.cancel(job.id, T)
     assert (await store.get(job.id, T)).status is JobStatus.CANCELLED  # type: ignore[union-attr]
     assert [r.job.id for r in store.sync.put_many([(make(T), None)])] != [job.id]
+
+
+# -- retry of a dead job ------------------------------------------------------------------
+
+
+async def test_retry_queues_a_dead_job_again_with_its_attempts_reset(store: MemoryJobStore) -> None:
+    job = await put(store, make(T, max_attempts=2))
+    for at in (T + 0.25, T + 0.5):
+        [claimed] = await store.claim("default", "w1", at)
+        assert await store.fail(job.id, claimed.lease_token or "", "ValueError: bad sku", at, at)
+    dead = await store.get(job.id, T + 0.5)
+    assert dead is not None and (dead.status, dead.attempts) == (JobStatus.DEAD, 2)
+    assert not await store.retry("no-such-job", T + 1)
+    assert await store.retry(job.id, T + 1.125)
+    revived = await store.get(job.id, T + 1.125)
+    assert revived is not None
+    assert (revived.status, revived.attempts, revived.last_error) == (
+        JobStatus.QUEUED,
+        0,
+        "ValueError: bad sku",
+    )
+    assert revived.run_at.timestamp() == pytest.approx(T + 1.125)
+    assert not await store.retry(job.id, T + 1.25)  # queued now: only dead jobs retry
+    assert store.sync.retry(job.id, T + 1.25) is False
+    [again] = await store.claim("default", "w2", T + 1.25)
+    assert (again.id, again.attempts) == (job.id, 1)
+
+
+async def test_retry_refuses_a_dead_job_past_its_retention(store: MemoryJobStore) -> None:
+    job = await put(store, make(T, max_attempts=1))
+    [claimed] = await store.claim("default", "w1", T)
+    assert await store.fail(job.id, claimed.lease_token or "", "E: gone", None, T)
+    assert not store.sync.retry(job.id, T + 20.5)  # dead_retention is 20 s here

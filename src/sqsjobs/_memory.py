@@ -114,6 +114,10 @@ class MemoryJobStore:
     async def cancel(self, job_id: str, now: float) -> bool:
         return self._core.cancel(job_id, now)
 
+    async def retry(self, job_id: str, now: float) -> bool:
+        """Run a dead job again (attempts reset); False if unknown, expired or not dead."""
+        return self._core.retry(job_id, now)
+
     async def get(self, job_id: str, now: float) -> Job | None:
         return self._core.get(job_id, now)
 
@@ -138,6 +142,9 @@ class MemorySyncView:
 
     def cancel(self, job_id: str, now: float) -> bool:
         return self._core.cancel(job_id, now)
+
+    def retry(self, job_id: str, now: float) -> bool:
+        return self._core.retry(job_id, now)
 
     def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return self._core.list(filter, limit, cursor, now)

@@ -257,6 +257,18 @@ class MemoryCore:
             self._move_to(record, JobStatus.CANCELLED, now)
             return True
 
+    def retry(self, job_id: str, now: float) -> bool:
+        """Run a dead job again, as ``SqsJobStore.retry`` does: queued now, attempts
+        reset, ``last_error`` kept so the record still says why it died."""
+        with self.lock:
+            record = self._live(job_id, now)
+            if record is None or record.status is not DEAD:
+                return False
+            record.attempts = 0
+            record.run_at = now
+            self._move_to(record, QUEUED, now)
+            return True
+
     def _move_to(self, record: Record, status: JobStatus, now: float) -> None:
         """Move a record out of ``running`` (or a waiting status) and re-index it."""
         record.status = status

@@ -101,3 +101,30 @@ def test_the_command_does_not_hide_a_missing_module_of_its_own() -> None:
     assert completed.stderr.splitlines()[-1] == (
         "ModuleNotFoundError: import of sqsjobs.cli._demo halted; None in sys.modules"
     )
+
+
+@pytest.mark.parametrize("package", ["starlette", "jinja2"])
+def test_the_dashboard_without_its_extra_names_it(package: str) -> None:
+    completed = run_without(
+        (package,),
+        "try:\n    from sqsjobs.contrib.dashboard import make_dashboard\n"
+        "except ImportError as error:\n    print(type(error).__name__, error.name, error)\n",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == (
+        f"ImportError {package} sqsjobs.contrib.dashboard needs the dashboard extra "
+        f"({package} is not installed): pip install 'sqsjobs[dashboard]'\n"
+    )
+
+
+def test_the_dashboard_command_without_its_extra_names_it() -> None:
+    completed = run_without(
+        ("jinja2",),
+        "import sys\nfrom sqsjobs.cli import main\n"
+        "sys.argv = ['sqsjobs', 'dashboard', '--port', '0']\nmain()\n",
+    )
+    assert completed.returncode == 1
+    assert completed.stderr == (
+        "error: the dashboard needs the dashboard extra: pip install 'sqsjobs[dashboard]' "
+        "(jinja2 is not installed)\n"
+    )

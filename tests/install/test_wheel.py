@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,27 @@ def test_the_cron_extra_brings_the_cron_parser_alone(cron: Path) -> None:
         "print(len(registry.crons))"
     )
     assert checked(run(cron / "python", "-c", script)).stdout == "1\n"
+
+
+def test_the_wheel_carries_the_dashboards_templates_and_static_files(wheel: Path) -> None:
+    dashboard = ROOT / "src" / "sqsjobs" / "contrib" / "dashboard"
+    data = [
+        path
+        for folder in ("templates", "static")
+        for path in (dashboard / folder).iterdir()
+        if path.is_file()
+    ]
+    expected = {str(path.relative_to(ROOT / "src")) for path in data}
+    assert {"sqsjobs/contrib/dashboard/static/htmx.min.js"} <= expected
+    assert "sqsjobs/contrib/dashboard/templates/base.html" in expected
+    with zipfile.ZipFile(wheel) as built:
+        assert expected <= set(built.namelist())
+
+
+def test_the_worker_extra_alone_says_which_extra_the_dashboard_needs(worker: Path) -> None:
+    completed = run(worker / "sqsjobs", "dashboard", "--port", "0")
+    assert completed.returncode == 1
+    assert completed.stderr == (
+        "error: the dashboard needs the dashboard extra: pip install 'sqsjobs[dashboard]' "
+        "(uvicorn is not installed)\n"
+    )

@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from ._config import TARGET
+from ._dashboard import dashboard
 from ._demo import demo
 from ._dlq import dlq
 from ._enqueue import enqueue
@@ -92,7 +93,7 @@ def accept_debug(command: click.Command) -> None:
             accept_debug(each)
 
 
-for command in (worker, enqueue, jobs, dlq, stats, reconcile, infra, demo):
+for command in (worker, enqueue, jobs, dlq, stats, reconcile, infra, demo, dashboard):
     accept_debug(command)
     main.add_command(command)
 main.add_command(emulator)

@@ -1,0 +1,26 @@
+"""A web dashboard for sqsjobs: queues, jobs, dead letters; to mount in an ASGI app.
+
+``make_dashboard(store_or_queue)`` returns a Starlette app, server-rendered (Jinja2) and
+refreshed in place by the vendored htmx (``static/NOTICE``); ``sqsjobs dashboard``
+serves one on 127.0.0.1. It is read-only unless ``actions=True``; ``auth`` decides per
+request; every action is a POST with a CSRF token; ``show_payloads=False`` hides
+payloads and results. Needs the ``dashboard`` extra (starlette, jinja2; uvicorn for the
+command). See docs/dashboard.md.
+"""
+
+from __future__ import annotations
+
+try:
+    from ._app import make_dashboard
+    from ._guard import Auth
+except ModuleNotFoundError as missing:
+    package = (missing.name or "").partition(".")[0]
+    if package not in ("starlette", "jinja2"):
+        raise
+    raise ImportError(
+        f"sqsjobs.contrib.dashboard needs the dashboard extra ({package} is not "
+        "installed): pip install 'sqsjobs[dashboard]'",
+        name=package,
+    ) from missing
+
+__all__ = ["Auth", "make_dashboard"]

@@ -1,0 +1,151 @@
+"""``make_dashboard``: the dashboard as a Starlette app, to mount or to serve on its own.
+
+The app is assembled here: the routes (pages in ``_pages``), the templates and static
+files shipped in this package, and one ASGI layer (``_Gate``) that every request passes
+first. It asks the auth hook, refuses POSTs when actions are off, and adds the headers
+that keep a page from running anything it did not ship: a Content-Security-Policy
+allowing only this app's own script and style (no inline script, no eval), no framing,
+no MIME sniffing. Jinja2 escapes every value it prints, so a job's name, error, payload
+or result is shown as text, never read as markup; the CSP is the second wall.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..._store import JobStore
+from ..._validation import integer, page_limit, seconds
+from . import _figures as figures
+from . import _pages as pages
+from ._guard import SAFE_METHODS, Auth, Guard
+from ._source import JobSource
+
+PACKAGE = "sqsjobs.contrib.dashboard"
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",
+    "cache-control": "no-store",
+}
+
+
+def make_dashboard(
+    target: Any,
+    *,
+    actions: bool = False,
+    auth: Auth | None = None,
+    show_payloads: bool = True,
+    refresh: float = 5.0,
+    page_size: int = 50,
+    title: str = "sqsjobs",
+    secret: bytes | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Starlette:
+    """A Starlette app showing ``target``'s jobs: a store, or a ``JobQueue``/``SyncJobQueue``.
+
+    Read-only unless ``actions`` is True (retry, cancel, redrive). ``auth`` is called
+    with each request and must return True (or an awaitable of True) to let it through;
+    anything else is a 403. ``show_payloads=False`` hides payloads and results.
+    ``refresh`` is how often (seconds) a page updates its figures in place, 0 for never.
+    ``secret`` keys the CSRF tokens; the default, random per app, is right unless several
+    processes serve one dashboard behind a load balancer. ``clock`` defaults to the
+    queue's clock, else ``time.time``.
+
+    Mount it in a host app: ``app.mount("/jobs", make_dashboard(queue, auth=is_staff))``.
+    """
+    store: JobStore = getattr(target, "store", target)
+    if not isinstance(store, JobStore):
+        raise TypeError(f"make_dashboard needs a job store or a queue, not {type(target)!r}")
+    settings = pages.Settings(
+        actions=actions is True,
+        show_payloads=show_payloads is not False,
+        refresh=seconds(refresh, "refresh", code=None),
+        page_size=page_limit(integer(page_size, "page_size", minimum=1, code=None)),
+        title=title,
+    )
+    source = JobSource(store, clock or getattr(target, "clock", None) or time.time)
+    guard = Guard(auth=auth, actions=settings.actions, secret=secret)
+    app = Starlette(routes=_routes())
+    app.state.dashboard = pages.Dashboard(source, guard, settings, _templates())
+    app.add_middleware(_Gate, guard=guard)
+    return app
+
+
+def _routes() -> list[Route | Mount]:
+    static = StaticFiles(packages=[(PACKAGE, "static")])
+    return [
+        Route("/", pages.overview, name="overview"),
+        Route("/jobs", pages.job_list, name="jobs"),
+        Route("/jobs/{job_id}", pages.job_detail, name="job"),
+        Route("/jobs/{job_id}/retry", pages.retry, methods=["POST"], name="retry"),
+        Route("/jobs/{job_id}/cancel", pages.cancel, methods=["POST"], name="cancel"),
+        Route("/dead", pages.dead_letters, name="dead"),
+        Route("/dead/redrive", pages.redrive, methods=["POST"], name="redrive"),
+        Mount("/static", app=static, name="static"),
+    ]
+
+
+def _templates() -> Jinja2Templates:
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader(PACKAGE, "templates"),
+        autoescape=True,  # every template, whatever its name: stored text is never markup
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(
+        age=figures.age,
+        instant=figures.instant,
+        pretty_json=figures.pretty_json,
+    )
+    return Jinja2Templates(env=environment)
+
+
+class _Gate:
+    """Auth, the read-only switch and the security headers, before any route runs."""
+
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        refusal = None
+        if not await self.guard.allowed(request):
+            refusal = "Forbidden: this dashboard's access check refused the request."
+        elif request.method not in SAFE_METHODS and not self.guard.actions:
+            refusal = "Forbidden: this dashboard is read-only (actions are off)."
+        if refusal is not None:
+            response = PlainTextResponse(refusal, status_code=403, headers=SECURITY_HEADERS)
+            await response(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                for name, value in SECURITY_HEADERS.items():
+                    if name.encode() not in present:
+                        headers.append((name.encode(), value.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

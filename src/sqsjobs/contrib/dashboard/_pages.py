@@ -1,0 +1,234 @@
+"""The dashboard's pages and actions: each reads the request, asks the source, renders.
+
+Pages are GETs and change nothing. Actions are POSTs whose form carries the CSRF token
+(``_guard``); each answers with a redirect (303) to the page it came from, with a
+``done`` code that the page turns into one of the fixed notices below, so no text from
+the request is ever echoed into a page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+
+from ..._errors import JobConfigError
+from ..._lifecycle import CANCELLABLE, DEAD
+from ..._models import JobStatus
+from ..._requests import JobFilter
+from ..._time import utc
+from . import _figures as figures
+from ._guard import FIELD, Guard
+from ._source import JobSource
+
+NOTICES = {
+    "retried": "Retried: the job is queued again with its attempts reset.",
+    "not-retried": "Not retried: only a dead job within its retention can be retried.",
+    "cancelled": "Cancelled.",
+    "not-cancelled": "Not cancelled: only a queued, delayed or running job can be cancelled.",
+    "redriven": "Redrive done: dead jobs sent back to their queues: ",
+}
+STATUSES = [status.value for status in JobStatus]
+FORM_TYPE = "application/x-www-form-urlencoded"
+MAX_FORM_BYTES = 4096
+MAX_FORM_FIELDS = 8
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a dashboard shows and allows; see ``make_dashboard``."""
+
+    actions: bool
+    show_payloads: bool
+    refresh: float
+    page_size: int
+    title: str
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """Everything a page needs, kept in the app's state."""
+
+    source: JobSource
+    guard: Guard
+    settings: Settings
+    templates: Jinja2Templates
+
+
+def _dashboard(request: Request) -> Dashboard:
+    found: Dashboard = request.app.state.dashboard
+    return found
+
+
+def _path(request: Request, name: str, **params: str) -> str:
+    """A route's path (no scheme or host), right under whatever prefix the app is mounted."""
+    return request.url_for(name, **params).path
+
+
+def _notice(request: Request) -> str | None:
+    done = request.query_params.get("done", "")
+    text = NOTICES.get(done)
+    if text is not None and done == "redriven":
+        count = request.query_params.get("n", "")
+        text += count if count.isdigit() else "?"
+    return text
+
+
+def _render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
+    dashboard = _dashboard(request)
+    session = dashboard.guard.session(request)
+    url = request.url.remove_query_params(["done", "n"])
+    now = dashboard.source.clock()
+    context.update(
+        settings=dashboard.settings,
+        csrf_field=FIELD,
+        csrf_token=dashboard.guard.token(session),
+        notice=_notice(request),
+        here=url.path + (f"?{url.query}" if url.query else ""),
+        path=lambda name, **params: _path(request, name, **params),
+        now=now,
+        updated=figures.instant(utc(now)),
+        relative=figures.relative,
+        statuses=STATUSES,
+        cancellable=CANCELLABLE,
+        dead=DEAD,
+        can_retry=dashboard.source.can_retry,
+    )
+    response = dashboard.templates.TemplateResponse(
+        request, template, context, status_code=status_code
+    )
+    dashboard.guard.keep_session(request, response, session)
+    return response
+
+
+def _filter(request: Request, *, dead_only: bool = False) -> JobFilter:
+    """The list filters from the query string; an unknown status is a ``JobConfigError``."""
+    query = request.query_params
+    status = query.get("status", "")
+    if status and status not in STATUSES:
+        raise JobConfigError(
+            "invalid_option", f"unknown status {status!r}; one of {', '.join(STATUSES)}"
+        )
+    statuses = frozenset({DEAD}) if dead_only else None
+    if status and not dead_only:
+        statuses = frozenset({JobStatus(status)})
+    return JobFilter(
+        queue=query.get("queue") or None,
+        statuses=statuses,
+        name=query.get("name") or None,
+        tenant=None if dead_only else query.get("tenant") or None,
+    )
+
+
+async def overview(request: Request) -> Response:
+    found = await _dashboard(request).source.overview()
+    totals = figures.status_totals({queue.queue: queue.counts for queue in found.queues})
+    return _render(request, "overview.html", overview=found, totals=totals)
+
+
+async def _listing(request: Request, template: str, *, dead_only: bool) -> Response:
+    dashboard = _dashboard(request)
+    query = request.query_params
+    cursor = query.get("cursor") or None
+    try:
+        filter = _filter(request, dead_only=dead_only)
+        page = await dashboard.source.page(filter, cursor, dashboard.settings.page_size)
+    except JobConfigError as refused:
+        return _render(request, "error.html", 400, message=str(refused))
+    args = {key: query.get(key, "") for key in ("queue", "status", "name", "tenant")}
+    extra: dict[str, Any] = {}
+    if dead_only:
+        extra["depths"] = await dashboard.source.dead_letter_depths()
+    return _render(
+        request,
+        template,
+        jobs=page.jobs,
+        next_cursor=page.next_cursor,
+        first_page=cursor is None,
+        args=args,
+        link_args={key: value for key, value in args.items() if value},
+        queues=await dashboard.source.queue_names(page.jobs),
+        **extra,
+    )
+
+
+async def job_list(request: Request) -> Response:
+    return await _listing(request, "jobs.html", dead_only=False)
+
+
+async def dead_letters(request: Request) -> Response:
+    return await _listing(request, "dead.html", dead_only=True)
+
+
+async def job_detail(request: Request) -> Response:
+    job_id = request.path_params["job_id"]
+    job = await _dashboard(request).source.get(job_id)
+    if job is None:
+        return _render(request, "missing.html", 404, job_id=job_id)
+    return _render(request, "job.html", job=job, timeline=figures.timeline(job))
+
+
+async def _checked_form(request: Request) -> dict[str, str] | None:
+    """The action's form if its CSRF token is right, else ``None``.
+
+    The forms are small and URL-encoded (no files), so they are parsed here with the
+    standard library rather than through a multipart parser the extra would have to bring.
+    """
+    if request.headers.get("content-type", "").split(";")[0].strip() != FORM_TYPE:
+        return None
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        return None
+    try:
+        pairs = parse_qsl(
+            body.decode("utf-8"), max_num_fields=MAX_FORM_FIELDS, strict_parsing=False
+        )
+    except (UnicodeDecodeError, ValueError):
+        return None
+    fields = dict(pairs)
+    if not _dashboard(request).guard.token_matches(request, fields.get(FIELD, "")):
+        return None
+    return fields
+
+
+def _refused_csrf() -> Response:
+    return Response(
+        "Forbidden: the form's CSRF token is missing or does not match this browser's "
+        "session; reload the page and try again.",
+        status_code=403,
+        media_type="text/plain",
+    )
+
+
+async def retry(request: Request) -> Response:
+    if await _checked_form(request) is None:
+        return _refused_csrf()
+    job_id = request.path_params["job_id"]
+    done = await _dashboard(request).source.retry(job_id)
+    target = _path(request, "job", job_id=job_id)
+    return RedirectResponse(f"{target}?done={'retried' if done else 'not-retried'}", 303)
+
+
+async def cancel(request: Request) -> Response:
+    if await _checked_form(request) is None:
+        return _refused_csrf()
+    job_id = request.path_params["job_id"]
+    done = await _dashboard(request).source.cancel(job_id)
+    target = _path(request, "job", job_id=job_id)
+    return RedirectResponse(f"{target}?done={'cancelled' if done else 'not-cancelled'}", 303)
+
+
+async def redrive(request: Request) -> Response:
+    form = await _checked_form(request)
+    if form is None:
+        return _refused_csrf()
+    source = _dashboard(request).source
+    try:
+        count = await source.redrive(form.get("queue") or None, form.get("name") or None)
+    except JobConfigError as refused:
+        return _render(request, "error.html", 400, message=str(refused))
+    return RedirectResponse(f"{_path(request, 'dead')}?done=redriven&n={count}", 303)

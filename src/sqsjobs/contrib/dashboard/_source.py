@@ -1,0 +1,187 @@
+"""What the dashboard reads and changes, over whichever store it was given.
+
+Every read goes through the store's own methods: ``list`` and ``get`` (the SPI every
+store has), and ``stats`` where the store has one (``SqsJobStore``: counts from the
+list index and the SQS depths). Without ``stats`` (``MemoryJobStore``) the counts come
+from listing the records. Throughput and the oldest waiting job are always read from
+records (``_figures``), because no store keeps them.
+
+Reads never touch a dead-letter queue's messages: receiving one, even to peek, hides
+it and adds to its receive count, and a page that refreshes itself every few seconds
+must change nothing. The dead-letter page lists dead *records* and SQS's depth.
+
+Actions are the stores' operator calls: ``cancel`` (every store), ``retry`` (revive a
+dead job: both stores), and ``redrive``, which on a store with dead-letter queues is
+``SqsJobStore.redrive`` (messages back to their queue, by handler name if asked) and on
+one without them is ``retry`` of each dead record that matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ..._lifecycle import COMPLETED, DEAD, QUEUED
+from ..._models import Job, JobStatus
+from ..._requests import JobFilter, JobPage
+from ..._store import JobStore
+from ..._time import epoch
+from . import _figures as figures
+
+if TYPE_CHECKING:
+    from ...aws import QueueStats, RedriveReport
+
+SCAN_PAGE = 1000  # the stores' largest page
+SCAN_LIMIT = 5000  # records one overview reads at most
+
+
+@runtime_checkable
+class Retrying(Protocol):
+    async def retry(self, job_id: str, now: float) -> bool: ...
+
+
+@runtime_checkable
+class Counting(Protocol):
+    async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]: ...
+
+
+@runtime_checkable
+class Redriving(Protocol):
+    async def redrive(
+        self, queue: str | None = None, *, limit: int | None = None, name: str | None = None
+    ) -> RedriveReport: ...
+
+
+@runtime_checkable
+class Routed(Protocol):
+    @property
+    def queue_urls(self) -> Mapping[str, str]: ...
+
+
+@dataclass(frozen=True)
+class Depths:
+    """What SQS says a queue holds (approximate counts)."""
+
+    messages: int
+    in_flight: int
+    delayed: int
+    dead_letter_messages: int | None  # None: the queue has no DLQ
+
+
+@dataclass(frozen=True)
+class QueueSummary:
+    queue: str
+    counts: Mapping[JobStatus, int]
+    depths: Depths | None  # None: the store has no SQS queues
+    oldest_waiting: float | None  # seconds since the oldest queued job was due
+    throughput: figures.Throughput
+
+
+@dataclass(frozen=True)
+class Overview:
+    queues: list[QueueSummary]
+    scanned: int  # records read to compute what the store does not count
+    complete: bool  # False: the read stopped at SCAN_LIMIT, so figures are partial
+
+
+class JobSource:
+    """The store as the dashboard uses it, with the clock that dates each call."""
+
+    def __init__(self, store: JobStore, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.clock = clock
+
+    @property
+    def can_retry(self) -> bool:
+        return isinstance(self.store, Retrying)
+
+    @property
+    def has_dead_letter_queues(self) -> bool:
+        return isinstance(self.store, Redriving)
+
+    async def scan(self, filter: JobFilter) -> tuple[list[Job], bool]:
+        """Up to ``SCAN_LIMIT`` records, oldest first; True when that was all of them."""
+        now = self.clock()
+        found: list[Job] = []
+        cursor: str | None = None
+        while len(found) < SCAN_LIMIT:
+            page = await self.store.list(
+                filter, min(SCAN_PAGE, SCAN_LIMIT - len(found)), cursor, now
+            )
+            found.extend(page.jobs)
+            cursor = page.next_cursor
+            if cursor is None:
+                return found, True
+        return found, False
+
+    async def queue_names(self, seen: Sequence[Job] = ()) -> list[str]:
+        """The store's queues if it names them, and every queue a record was seen in."""
+        named = set(self.store.queue_urls) if isinstance(self.store, Routed) else set()
+        return sorted(named | {job.queue for job in seen})
+
+    async def overview(self) -> Overview:
+        counted = isinstance(self.store, Counting)
+        wanted = frozenset({COMPLETED, DEAD}) if counted else None
+        records, complete = await self.scan(JobFilter(statuses=wanted))
+        now = self.clock()
+        rates = figures.throughput(records, now)
+        stats = await self._stats()
+        counts = (
+            {found.queue: found.counts for found in stats} if counted else figures.counts(records)
+        )
+        depths = {found.queue: _depths(found) for found in stats}
+        queues = sorted(set(await self.queue_names(records)) | set(counts))
+        summaries = [
+            QueueSummary(
+                queue,
+                counts.get(queue, {status: 0 for status in JobStatus}),
+                depths.get(queue),
+                await self._oldest_waiting(queue, now),
+                rates.get(queue, figures.Throughput()),
+            )
+            for queue in queues
+        ]
+        return Overview(summaries, len(records), complete)
+
+    async def dead_letter_depths(self) -> dict[str, int]:
+        """Messages waiting in each queue's DLQ, as SQS counts them; empty without DLQs."""
+        depths = {found.queue: found.dead_letter_messages for found in await self._stats()}
+        return {queue: depth for queue, depth in depths.items() if depth is not None}
+
+    async def _stats(self) -> list[QueueStats]:
+        if isinstance(self.store, Counting):
+            return await self.store.stats()
+        return []
+
+    async def _oldest_waiting(self, queue: str, now: float) -> float | None:
+        page = await self.store.list(
+            JobFilter(queue=queue, statuses=frozenset({QUEUED})), 1, None, now
+        )
+        return None if not page.jobs else max(0.0, now - epoch(page.jobs[0].run_at))
+
+    async def page(self, filter: JobFilter, cursor: str | None, limit: int) -> JobPage:
+        return await self.store.list(filter, limit, cursor, self.clock())
+
+    async def get(self, job_id: str) -> Job | None:
+        return await self.store.get(job_id, self.clock())
+
+    async def cancel(self, job_id: str) -> bool:
+        return await self.store.cancel(job_id, self.clock())
+
+    async def retry(self, job_id: str) -> bool:
+        if not isinstance(self.store, Retrying):
+            return False
+        return await self.store.retry(job_id, self.clock())
+
+    async def redrive(self, queue: str | None, name: str | None) -> int:
+        """Send dead jobs back to their queues; how many went back."""
+        if isinstance(self.store, Redriving):
+            report = await self.store.redrive(queue, name=name)
+            return report.redriven
+        dead, _ = await self.scan(JobFilter(queue=queue, statuses=frozenset({DEAD}), name=name))
+        return sum([await self.retry(job.id) for job in dead])
+
+
+def _depths(found: QueueStats) -> Depths:
+    return Depths(found.messages, found.in_flight, found.delayed, found.dead_letter_messages)

@@ -1,0 +1,74 @@
+"""Realistic jobs for the dashboard's tests and screenshots, written through the store's SPI.
+
+Several tenants, unicode in payloads, results and errors, one job of each outcome, and
+records whose name, error and payload carry markup that a page must show as text.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sqsjobs import EnqueueRequest, JobQueue, JobStore
+from sqsjobs._enqueue import prepare
+
+HOSTILE_NAME = '"><img src=x onerror=alert(1)>'
+HOSTILE_ERROR = 'ValueError: <script>alert("error")</script> for "><img onerror=alert(2)>'
+HOSTILE_PAYLOAD = {"note": "<script>alert('payload')</script>", "to": '"><b>bold</b>'}
+WORKER = "worker-7f3a@ip-10-0-3-17"
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """The ids a test looks up again."""
+
+    completed: str
+    dead: str
+    hostile: str
+    waiting: list[str]
+    cancelled: str
+
+
+async def _claim(store: JobStore, queue: str, job_id: str) -> str:
+    """Claim until ``job_id`` comes out (SQS may hand others first); its lease token."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for claimed in await store.claim(queue, WORKER, time.time(), limit=10, wait=0.5):
+            if claimed.id == job_id:
+                return claimed.lease_token or ""
+            await store.release(claimed.id, claimed.lease_token or "", "not now", time.time())
+    raise AssertionError(f"job {job_id} was never claimed")
+
+
+async def seed(store: JobStore) -> Seeded:
+    """Enqueue and settle the mix of jobs on ``store`` (queues ``default`` and ``other``)."""
+    queue = JobQueue(store, default_max_attempts=3)
+    shop = queue.for_tenant("acme-shop")
+    done = (await shop.enqueue("email.receipt", {"to": "jörg@acme.example", "total": 41.97})).job
+    token = await _claim(store, "default", done.id)
+    await store.complete(done.id, token, time.time(), {"message_id": "msg-83c1", "ok": True})
+    doomed = (
+        await queue.for_tenant("globex").enqueue(
+            "billing.charge", {"customer": "Zoë Ångström", "amount_cents": 12_999}, queue="other"
+        )
+    ).job
+    token = await _claim(store, "other", doomed.id)
+    error = "PaymentDeclined: card ending 4242 declined (東京 gateway said: insufficient funds)"
+    await store.fail(doomed.id, token, error, None, time.time())
+    request = EnqueueRequest(name="import.csv", payload=HOSTILE_PAYLOAD, tenant="initech")
+    hostile = prepare(queue.config, request, time.time()).job
+    hostile = hostile.model_copy(update={"name": HOSTILE_NAME})
+    await store.put(hostile, None)
+    token = await _claim(store, "default", hostile.id)
+    await store.fail(hostile.id, token, HOSTILE_ERROR, None, time.time())
+    waiting = [
+        (await queue.for_tenant(tenant).enqueue("report.build", {"month": month})).job.id
+        for tenant, month in (
+            ("acme-shop", "2026-10"),
+            ("initech", "2026-11"),
+            ("globex", "2026-11"),
+        )
+    ]
+    later = (await queue.enqueue("cleanup.sessions", {"older_than_days": 30}, delay=600)).job
+    assert await store.cancel(later.id, time.time())
+    return Seeded(done.id, doomed.id, hostile.id, waiting, later.id)

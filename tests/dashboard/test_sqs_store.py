@@ -1,0 +1,108 @@
+"""The dashboard over ``SqsJobStore`` on the emulator: SQS depths, dead letters, a retry.
+
+Driven through httpx2's ASGI transport on the test's own event loop, the loop the store's
+asyncio clients belong to.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator
+
+import httpx2
+import pytest
+
+from sqsjobs import JobStatus
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.contrib.dashboard import make_dashboard
+from tests.aws.emulator import shared_endpoint, unique_prefix
+
+from .conftest import csrf_token
+from .seed import Seeded, seed
+
+
+@pytest.fixture
+async def sqs_store(pytestconfig: pytest.Config) -> AsyncIterator[SqsJobStore]:
+    made = SqsJobStore.create(
+        unique_prefix(),
+        queues=("default", "other"),
+        max_receive_count=5,
+        endpoint_url=shared_endpoint(pytestconfig),
+    )
+    try:
+        yield made
+    finally:
+        await made.aclose()
+
+
+@pytest.fixture
+async def seeded_sqs(sqs_store: SqsJobStore) -> Seeded:
+    return await seed(sqs_store)
+
+
+def client_for(store: SqsJobStore, **options: object) -> httpx2.AsyncClient:
+    app = make_dashboard(store, **options)  # type: ignore[arg-type]
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://dash")
+
+
+def row(html: str, queue: str) -> str:
+    return html.split(f'<tr data-queue="{queue}">')[1].split("</tr>")[0]
+
+
+async def test_the_overview_shows_counts_and_sqs_depths(
+    sqs_store: SqsJobStore, seeded_sqs: Seeded
+) -> None:
+    async with client_for(sqs_store) as client:
+        page = await client.get("/")
+    assert page.status_code == 200
+    default, other = row(page.text, "default"), row(page.text, "other")
+    for status, count in (("queued", 3), ("completed", 1), ("dead", 1), ("cancelled", 1)):
+        assert f'status={status}">{count}</a>' in default
+    # SQS: three queued jobs' messages visible (the cancelled one's delayed message is
+    # still there too); each dead job's message in its queue's DLQ.
+    assert re.search(r'<td class="num sqs-depth">3 / 0 / 1</td>', default)
+    assert '<td class="num dlq-depth">1</td>' in default
+    assert '<td class="num dlq-depth">1</td>' in other
+    assert "0 completed, 1 dead" in other
+
+
+async def test_the_dead_letter_page_shows_the_dlq_depths(
+    sqs_store: SqsJobStore, seeded_sqs: Seeded
+) -> None:
+    async with client_for(sqs_store) as client:
+        page = await client.get("/dead")
+    assert '<span class="depth">default: 1</span><span class="depth">other: 1</span>' in page.text
+    assert seeded_sqs.dead in page.text and seeded_sqs.hostile in page.text
+
+
+async def test_retry_revives_the_dead_job_and_sends_its_message(
+    sqs_store: SqsJobStore, seeded_sqs: Seeded
+) -> None:
+    async with client_for(sqs_store, actions=True) as client:
+        page = await client.get(f"/jobs/{seeded_sqs.dead}")
+        done = await client.post(
+            f"/jobs/{seeded_sqs.dead}/retry", data={"csrf_token": csrf_token(page.text)}
+        )
+        assert done.status_code == 303
+        after = await client.get(done.headers["location"])
+    assert "Retried: the job is queued again" in after.text
+    job = await sqs_store.get(seeded_sqs.dead, time.time())
+    assert job is not None and (job.status, job.attempts) == (JobStatus.QUEUED, 0)
+    [claimed] = await sqs_store.claim("other", "worker-2", time.time(), wait=2.0)
+    assert claimed.id == seeded_sqs.dead
+
+
+async def test_redrive_by_name_empties_that_handlers_dead_letters(
+    sqs_store: SqsJobStore, seeded_sqs: Seeded
+) -> None:
+    async with client_for(sqs_store, actions=True) as client:
+        page = await client.get("/dead", params={"name": "billing.charge"})
+        form = {"csrf_token": csrf_token(page.text), "name": "billing.charge", "queue": ""}
+        done = await client.post("/dead/redrive", data=form)
+        after = await client.get(done.headers["location"])
+    assert "dead jobs sent back to their queues: 1" in after.text
+    job = await sqs_store.get(seeded_sqs.dead, time.time())
+    hostile = await sqs_store.get(seeded_sqs.hostile, time.time())
+    assert job is not None and job.status is JobStatus.QUEUED
+    assert hostile is not None and hostile.status is JobStatus.DEAD
