@@ -60,8 +60,10 @@ async def test_the_overview_shows_counts_and_sqs_depths(
     for status, count in (("queued", 3), ("completed", 1), ("dead", 1), ("cancelled", 1)):
         assert f'status={status}">{count}</a>' in default
     # SQS: three queued jobs' messages visible (the cancelled one's delayed message is
-    # still there too); each dead job's message in its queue's DLQ.
-    assert re.search(r'<td class="num sqs-depth">3 / 0 / 1</td>', default)
+    # still there too); each dead job's message in its queue's DLQ. The completed job's
+    # message is deleted in the store's next batch, so it may still be in flight.
+    depths = re.findall(r'<td class="num sqs-depth">([^<]*)</td>', default)
+    assert depths in (["3 / 0 / 1"], ["3 / 1 / 1"]), depths
     assert '<td class="num dlq-depth">1</td>' in default
     assert '<td class="num dlq-depth">1</td>' in other
     assert "0 completed, 1 dead" in other
