@@ -39,19 +39,37 @@ def _tracer() -> Tracer | None:
     if trace is None:
         return None
     provider = trace.get_tracer_provider()
-    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None  # nothing configured: every span would be a non-recording no-op
     tracer: Tracer = provider.get_tracer(TRACER_NAME)
     return tracer
 
 
-@contextlib.contextmanager
-def enqueue_span(jobs: Sequence[Job]) -> Iterator[list[Job]]:
-    """Trace one enqueue call; yields ``jobs`` carrying the span's context, to be written."""
+class _Untraced:
+    """``enqueue_span`` when tracing is off: a plain object, cheaper than a generator."""
+
+    __slots__ = ("_jobs",)
+
+    def __init__(self, jobs: list[Job]) -> None:
+        self._jobs = jobs
+
+    def __enter__(self) -> list[Job]:
+        return self._jobs
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+def enqueue_span(jobs: list[Job]) -> contextlib.AbstractContextManager[list[Job]]:
+    """Trace one enqueue call; the context gives ``jobs`` carrying the span's context."""
     tracer = _tracer()
     if tracer is None or not jobs:
-        yield list(jobs)
-        return
+        return _Untraced(jobs)
+    return _enqueue_span(tracer, jobs)
+
+
+@contextlib.contextmanager
+def _enqueue_span(tracer: Tracer, jobs: Sequence[Job]) -> Iterator[list[Job]]:
     from opentelemetry import propagate, trace
 
     queues = {job.queue for job in jobs}
@@ -137,6 +155,12 @@ class RunSpan:
         span.set_attribute("sqsjobs.job.outcome", outcome)
         if error is not None:
             span.record_exception(error)
-            span.set_attribute("error.type", type(error).__qualname__)
+            kind = type(error)  # named as the SDK's exception.type names it
+            name = (
+                kind.__qualname__
+                if kind.__module__ == "builtins"
+                else f"{kind.__module__}.{kind.__qualname__}"
+            )
+            span.set_attribute("error.type", name)
             span.set_status(Status(StatusCode.ERROR, str(error)[:200]))
         span.end()
