@@ -126,7 +126,8 @@ from sqsjobs import EmfMetrics, JobQueue, JobWorker, MemoryJobStore
 async def main():
     queue = JobQueue(MemoryJobStore())
     job = (await queue.enqueue("a", {"n": 1})).job
-    worker = JobWorker(queue, {"a": lambda payload: payload["n"]}, metrics=EmfMetrics(stream=io.StringIO()))
+    emf = EmfMetrics(stream=io.StringIO())
+    worker = JobWorker(queue, {"a": lambda payload: payload["n"]}, metrics=emf)
     assert await worker.run_once()
     done = await queue.get(job.id)
     print(done.result, done.trace_context, sorted(m for m in sys.modules
