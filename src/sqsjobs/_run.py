@@ -28,6 +28,9 @@ when the lease ends is the next claim's, and the log says what that claim will d
 ``ctx.cancelled`` is set before the handler task is cancelled, so a handler's
 ``except CancelledError`` can already see why. Hooks run only after the store accepted
 the outcome, and a raising hook is logged without changing anything.
+
+Every run is reported here, once, to ``settings.metrics`` and its trace span
+(``_observed``): the worker and the Lambda handler measure nothing themselves.
 """
 
 from __future__ import annotations
