@@ -50,10 +50,16 @@ class Observed:
             yield
 
     def end(self, outcome: str | None, error: BaseException | None) -> None:
-        """Report ``outcome`` (None: the run raised outside its handler; nothing counted)."""
+        """Report ``outcome``; None when the run ended without one (it raised outside its
+        handler, or a stopping worker cancelled it): its span ends as ``interrupted`` and
+        nothing is counted, unless ``count`` is told later what became of the job."""
+        if outcome is not None:
+            self.count(outcome)
+        if self._span is not None:
+            self._span.end(outcome or "interrupted", error)
+
+    def count(self, outcome: str) -> None:
+        """Count ``outcome`` with the run's duration (none if it never began)."""
         job = self._job
         duration = None if self._began is None else time.monotonic() - self._began
-        if outcome is not None:
-            self._metrics.ended(job.queue, job.name, outcome, duration)
-        if self._span is not None:
-            self._span.end(outcome or "unknown", error)
+        self._metrics.ended(job.queue, job.name, outcome, duration)

@@ -97,3 +97,10 @@ def test_prometheus_on_a_port_in_use_is_bad_usage(cli_env: Env) -> None:
         result = invoke(env, "worker", "tests.cli.handlers:registry")
     assert result.exit_code == 2, result.output
     assert f"--metrics-port {port}" in result.output
+
+
+def test_a_namespace_cloudwatch_would_not_take_is_bad_usage(cli_env: Env) -> None:
+    env = {**cli_env, "SQSJOBS_METRICS": "emf", "SQSJOBS_METRICS_NAMESPACE": "Jöbs"}
+    result = invoke(env, "worker", "tests.cli.handlers:registry")
+    assert result.exit_code == 2, result.output
+    assert "--metrics-namespace: Invalid metrics namespace 'Jöbs'" in result.output

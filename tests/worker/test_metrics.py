@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from typing import Any
 
@@ -141,3 +142,43 @@ async def test_prometheus_series_count_the_same_runs(env: Env) -> None:
     assert sample(duration, queue="default", job="email.send", outcome="completed") == 2
     # A second worker on the same registry shares the series instead of clashing.
     assert PrometheusMetrics(registry=registry).registry is registry
+
+
+async def test_a_stop_counts_the_runs_it_released_even_a_stubborn_one(env: Env) -> None:
+    """One run is interrupted and releases itself; one ignores cancellation and the drain
+    releases it: both are counted released, once."""
+    started = asyncio.Semaphore(0)
+    done_ignoring = asyncio.Event()
+
+    async def polite(ctx: JobContext) -> None:
+        started.release()
+        await asyncio.sleep(30)
+
+    async def stubborn(ctx: JobContext) -> None:
+        started.release()
+        while not done_ignoring.is_set():
+            try:
+                await done_ignoring.wait()
+            except asyncio.CancelledError:
+                continue
+
+    await env.queue.enqueue("export.csv", {"rows": 10_000})
+    await env.queue.enqueue("import.legacy", {"file": "kunden-ä.xml"})
+    out = io.StringIO()
+    worker = JobWorker(
+        env.queue,
+        {"export.csv": polite, "import.legacy": stubborn},
+        concurrency=2,
+        metrics=EmfMetrics(stream=out),
+    )
+    worker.start()
+    for _ in range(2):
+        await started.acquire()
+    await worker.stop(grace=0.05)
+    done_ignoring.set()  # let the orphaned handler end so the event loop can close
+    summed = totals(documents(out.getvalue()))
+    released = {key: value for key, value in summed.items() if key[2] == "JobsReleased"}
+    assert released == {
+        ("default", "export.csv", "JobsReleased"): 1,
+        ("default", "import.legacy", "JobsReleased"): 1,
+    }

@@ -233,7 +233,10 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
 def open_metrics(options: WorkerOptions) -> Metrics:
     """The worker's metrics; the Prometheus endpoint is listening once this returns."""
     if options.metrics != "prometheus":
-        return metrics_for(options.metrics, namespace=options.metrics_namespace)
+        try:
+            return metrics_for(options.metrics, namespace=options.metrics_namespace)
+        except ValueError as error:  # a namespace CloudWatch would not take
+            raise usage_error(f"--metrics-namespace: {error}") from error
     try:
         measured = metrics_for("prometheus", port=options.metrics_port)
     except ImportError as missing:
