@@ -182,3 +182,35 @@ async def test_a_stop_counts_the_runs_it_released_even_a_stubborn_one(env: Env) 
         ("default", "export.csv", "JobsReleased"): 1,
         ("default", "import.legacy", "JobsReleased"): 1,
     }
+
+
+async def test_a_cancelled_run_and_a_lost_lease_are_counted_apart(env: Env) -> None:
+    out = io.StringIO()
+    started = asyncio.Event()
+
+    async def transcode(ctx: JobContext) -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    async def hog(ctx: JobContext) -> None:
+        env.clock.advance(60)  # the lease ends while the handler runs: the next beat is refused
+        await asyncio.sleep(30)
+
+    handlers = {"video.transcode": transcode, "index.rebuild": hog}
+    worker = JobWorker(env.queue, handlers, metrics=EmfMetrics(stream=out))
+    cancelled = (await env.queue.enqueue("video.transcode", tenant="acme", lease=0.3)).job
+
+    async def cancel_once_running() -> None:
+        await started.wait()
+        assert await env.queue.cancel(cancelled.id)
+
+    canceller = asyncio.create_task(cancel_once_running())
+    assert await asyncio.wait_for(worker.run_once(), 5)
+    await canceller
+    await env.queue.enqueue("index.rebuild", {"shard": "ø-3"}, lease=0.3)
+    assert await asyncio.wait_for(worker.run_once(), 5)
+    ended = {(d["JobName"], d["Outcome"]) for d in documents(out.getvalue()) if "Outcome" in d}
+    assert ended == {("video.transcode", "cancelled"), ("index.rebuild", "lease_lost")}
+    summed = totals(documents(out.getvalue()))
+    assert summed[("default", "video.transcode", "JobsCancelled")] == 1
+    assert summed[("default", "index.rebuild", "LeaseLost")] == 1
