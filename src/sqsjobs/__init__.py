@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from ._handlers import Handler, JobContext, JobRegistry
     from ._idempotency import job_idempotency_key
     from ._memory import MemoryJobStore
+    from ._metrics import Metrics
+    from ._metrics_emf import EmfMetrics
+    from ._metrics_prometheus import PrometheusMetrics
     from ._queue import JobQueue, SyncJobQueue
     from ._requests import EnqueueRequest, EnqueueResult, JobFilter, JobPage
     from ._store import JobStore, SyncJobStore
@@ -48,6 +51,9 @@ _LAZY = {
     "JobRegistry": "._handlers",
     "job_idempotency_key": "._idempotency",
     "MemoryJobStore": "._memory",
+    "Metrics": "._metrics",
+    "EmfMetrics": "._metrics_emf",
+    "PrometheusMetrics": "._metrics_prometheus",
     "JobQueue": "._queue",
     "SyncJobQueue": "._queue",
     "EnqueueRequest": "._requests",
@@ -95,6 +101,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Backoff",
     "Cron",
+    "EmfMetrics",
     "EnqueueRequest",
     "EnqueueResult",
     "Handler",
@@ -114,6 +121,8 @@ __all__ = [
     "JobTimeoutError",
     "JobWorker",
     "MemoryJobStore",
+    "Metrics",
+    "PrometheusMetrics",
     "SyncJobQueue",
     "SyncJobStore",
     "SyncTenantJobQueue",

@@ -96,6 +96,7 @@ async def _force_release(
         log(logging.ERROR, Event.RUN_FAILED, f"Release failed: {describe_error(error)}", run.job)
         return False
     if released:
+        run.observed.count("released")  # its run was cancelled before it could report one
         log(
             logging.INFO,
             Event.RELEASED,

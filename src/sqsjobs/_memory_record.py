@@ -43,6 +43,7 @@ class Record:
     expires_at: float | None = None
     version: int = 0
     group: str | None = None  # informational here: claim order stays priority order
+    trace_context: dict[str, str] | None = None  # copied in and out: no caller shares it
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -71,6 +72,7 @@ class Record:
             result_json=None,
             fingerprint=fingerprint,
             group=job.group,
+            trace_context=None if job.trace_context is None else dict(job.trace_context),
         )
 
     def to_job(self) -> Job:
@@ -98,6 +100,7 @@ class Record:
             completed_at=utc_or_none(self.completed_at),
             result=None if self.result_json is None else json.loads(self.result_json),
             group=self.group,
+            trace_context=None if self.trace_context is None else dict(self.trace_context),
         )
 
     def ready_entry(self) -> tuple[int, float, float, str, int]:

@@ -63,6 +63,10 @@ class Job(BaseModel):
     # that dumps jobs) has exactly the fields above, and a job read back from that JSON
     # equals the job unless its timeout was explicit.
     timeout_explicit: bool = Field(default=False, exclude=True, repr=False)
+    # The W3C trace context of the span that enqueued the job (``traceparent``, and
+    # ``tracestate`` when it had one), so each run's span links back to it; ``None`` when
+    # the producer had no OpenTelemetry tracer provider (``_tracing``).
+    trace_context: dict[str, str] | None = None
 
 
 def message_group(job: Job) -> str:

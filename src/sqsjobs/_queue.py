@@ -20,13 +20,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ._backoff import Backoff
-from ._enqueue import QueueConfig, list_filter, prepare, prepare_many
+from ._enqueue import Prepared, QueueConfig, list_filter, prepare, prepare_many
 from ._errors import JobBatchError
 from ._log import Event, default_logger, log_event
 from ._models import Job, JobStatus
 from ._requests import EnqueueRequest, EnqueueResult, JobPage
 from ._store import JobStore, SyncJobStore, sync_face
 from ._tenant import SyncTenantJobQueue, TenantJobQueue
+from ._tracing import enqueue_span
 from ._validation import check_tenant
 
 if TYPE_CHECKING:
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 DEFAULT_BACKOFF = Backoff()
 
 StatusFilter = JobStatus | str | Iterable[JobStatus | str] | None
+
+
+def _items(jobs: list[Job], prepared: list[Prepared]) -> list[tuple[Job, str | None]]:
+    """What ``put_many`` writes: the jobs (with their trace context) and fingerprints."""
+    return [(job, p.fingerprint) for job, p in zip(jobs, prepared, strict=True)]
 
 
 class _BaseQueue:
@@ -166,16 +172,18 @@ class JobQueue(_BaseQueue):
             lease=lease,
         )
         prepared = prepare(self.config, request, self.clock())
-        return self._logged(await self.store.put(prepared.job, prepared.fingerprint))
+        with enqueue_span([prepared.job]) as [job]:
+            return self._logged(await self.store.put(job, prepared.fingerprint))
 
     async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
         prepared = prepare_many(self.config, requests, self.clock())
-        try:
-            results = await self.store.put_many([(p.job, p.fingerprint) for p in prepared])
-        except JobBatchError as error:
-            self._logged_all(error.results)
-            raise
-        return self._logged_all(results)
+        with enqueue_span([p.job for p in prepared]) as jobs:
+            try:
+                results = await self.store.put_many(_items(jobs, prepared))
+            except JobBatchError as error:
+                self._logged_all(error.results)
+                raise
+            return self._logged_all(results)
 
     async def get(self, job_id: str) -> Job | None:
         return await self.store.get(job_id, self.clock())
@@ -241,16 +249,18 @@ class SyncJobQueue(_BaseQueue):
             lease=lease,
         )
         prepared = prepare(self.config, request, self.clock())
-        return self._logged(self._sync.put(prepared.job, prepared.fingerprint))
+        with enqueue_span([prepared.job]) as [job]:
+            return self._logged(self._sync.put(job, prepared.fingerprint))
 
     def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
         prepared = prepare_many(self.config, requests, self.clock())
-        try:
-            results = self._sync.put_many([(p.job, p.fingerprint) for p in prepared])
-        except JobBatchError as error:
-            self._logged_all(error.results)
-            raise
-        return self._logged_all(results)
+        with enqueue_span([p.job for p in prepared]) as jobs:
+            try:
+                results = self._sync.put_many(_items(jobs, prepared))
+            except JobBatchError as error:
+                self._logged_all(error.results)
+                raise
+            return self._logged_all(results)
 
     def get(self, job_id: str) -> Job | None:
         return self._sync.get(job_id, self.clock())

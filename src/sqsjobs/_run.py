@@ -28,12 +28,16 @@ when the lease ends is the next claim's, and the log says what that claim will d
 ``ctx.cancelled`` is set before the handler task is cancelled, so a handler's
 ``except CancelledError`` can already see why. Hooks run only after the store accepted
 the outcome, and a raising hook is logged without changing anything.
+
+Every run is reported here, once, to ``settings.metrics`` and its trace span
+(``_observed``): the worker and the Lambda handler measure nothing themselves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import inspect
 import logging
@@ -50,7 +54,9 @@ from ._lease import Lease, Written, cancelled
 from ._lifecycle import STOPPING_ERROR
 from ._limits import Deferral, HandlerLimits, Permits, defer_delay
 from ._log import Event, log_event
+from ._metrics import OFF, Metrics
 from ._models import Job
+from ._observed import Observed
 from ._store import JobStore
 from ._validation import checked_json
 
@@ -61,12 +67,15 @@ _RANDOM = random.Random()  # slot order and deferral jitter
 
 
 class Outcome(Enum):
+    """How a run ended; the values are the ``outcome`` names metrics and spans carry."""
+
     COMPLETED = "completed"
-    RETRY = "retry"
+    RETRY = "retried"
     DEAD = "dead"
     RELEASED = "released"
     DEFERRED = "deferred"  # a limit or a tenant's cap held its start back: delayed, not counted
-    LOST = "lost"  # the store refused the write: another claim owns the job now
+    LOST = "lease_lost"  # the store refused the write: another claim owns the job now
+    CANCELLED = "cancelled"  # refused too, because an operator cancelled the job as it ran
     UNRECORDED = "unrecorded"  # the write kept failing: the next claim after the lease has it
 
 
@@ -88,6 +97,7 @@ class RunSettings(NamedTuple):
     worker_id: str
     hooks: Hooks = Hooks()
     executor: concurrent.futures.Executor | None = None
+    metrics: Metrics = OFF
 
 
 class JobRun:
@@ -111,6 +121,8 @@ class JobRun:
         self.reason: Reason | None = None
         self.thread: concurrent.futures.Future[Any] | None = None
         self.outcome: Outcome | None = None  # once ``execute`` returned
+        self.error: BaseException | None = None  # the failure recorded, if any
+        self.observed = Observed(job, settings.metrics, settings.worker_id)
         self._handler_task: asyncio.Future[Any] | None = None
         self.held_back = held_back  # the worker's reason this job may not start (a cap)
         self.permits = Permits(settings.store, self.token, self._log, _RANDOM)
@@ -140,6 +152,7 @@ class JobRun:
         finally:
             heartbeats.cancel()
             await self.permits.free(self.settings.clock())
+            self.observed.end(None if self.outcome is None else self.outcome.value, self.error)
         return self.outcome
 
     async def _outcome(self) -> Outcome:
@@ -181,7 +194,9 @@ class JobRun:
             beat=self.lease.beat,
         )
         self.timeout = spec.defaults.run_timeout(self.job)
-        self._handler_task = asyncio.ensure_future(self._call(spec, ctx))
+        self.observed.begin(self.settings.clock())
+        with self.observed.current():  # the task copies the context: the handler's spans nest
+            self._handler_task = asyncio.ensure_future(self._call(spec, ctx))
         timers = (
             [loop.call_later(self.timeout, self.interrupt, "timeout")] if self.timeout > 0 else []
         )
@@ -202,7 +217,8 @@ class JobRun:
         executor = self.settings.executor
         if executor is None:
             raise RuntimeError("a sync handler needs an executor to run in")
-        self.thread = executor.submit(functools.partial(spec.function, *arguments))
+        call = functools.partial(spec.function, *arguments)
+        self.thread = executor.submit(contextvars.copy_context().run, call)  # span, contextvars
         return await asyncio.wrap_future(self.thread)
 
     async def _conclude(self, task: asyncio.Future[Any]) -> Outcome:
@@ -239,6 +255,8 @@ class JobRun:
 
     async def _fail(self, error: BaseException) -> Outcome:
         job, settings = self.job, self.settings
+        self.observed.begin(settings.clock())  # a job dead before its handler began starts here
+        self.error = error
         will_retry = not isinstance(error, JobFatalError) and job.attempts < job.max_attempts
         delay = settings.backoff.delay(job.attempts) if will_retry else None
         now = settings.clock()
@@ -316,9 +334,9 @@ class JobRun:
         if await cancelled(self.settings.store, job.id, self.settings.clock()):
             message = f"Job {job.name!r} ({job.id}) was cancelled while it ran: {why}"
             self._log(logging.INFO, Event.CANCELLED, message)
-        else:
-            message = f"Job {job.name!r} ({job.id}) belongs to another claim: {why}"
-            self._log(logging.WARNING, Event.LEASE_LOST, message)
+            return Outcome.CANCELLED
+        message = f"Job {job.name!r} ({job.id}) belongs to another claim: {why}"
+        self._log(logging.WARNING, Event.LEASE_LOST, message)
         return Outcome.LOST
 
     # -- observers -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ own for decisions a caller passed ``now`` for.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ._models import Job
@@ -125,3 +125,19 @@ def sync_face(store: Any) -> SyncJobStore:
     if view is not None:
         return view  # type: ignore[no-any-return]
     return _BlockingFace(store)
+
+
+ClaimWatcher = Callable[[str, int], None]  # (queue, messages refused by one claim round)
+
+
+def watch_claims(store: Any, worker_id: str, watcher: ClaimWatcher | None) -> None:
+    """Have ``store`` tell ``watcher`` how many delivered messages ``worker_id``'s claims
+    refused (``None`` stops it): the claim-refusal metric.
+
+    Only a store that receives messages it may have to refuse has ``watch_claims``
+    (``SqsJobStore``: duplicates, jobs not yet due, gone or malformed); the memory store
+    claims only claimable records, so for it, and for custom stores, this does nothing.
+    """
+    watch = getattr(store, "watch_claims", None)
+    if watch is not None:
+        watch(worker_id, watcher)

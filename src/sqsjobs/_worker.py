@@ -31,11 +31,13 @@ from ._handlers import Handler, JobRegistry
 from ._lease import after_lease
 from ._limits import slot_store
 from ._log import Event, default_logger, log_event
+from ._metrics import Metrics, MetricsMode, metrics_for
 from ._models import Job
 from ._queue import JobQueue
 from ._run import Hook, Hooks, JobRun, RunSettings
 from ._served import served_queues
 from ._signals import on_stop_signals
+from ._store import watch_claims
 from ._tenant_cap import TenantCap
 from ._validation import POSITIVE, integer, seconds
 
@@ -71,6 +73,7 @@ class JobWorker:
         cron: Sequence[Cron] = (),
         logger: logging.Logger | None = None,
         clock: Callable[[], float] | None = None,
+        metrics: MetricsMode | Metrics = "off",
     ) -> None:
         registry = JobRegistry.from_handlers(handlers)
         if any(spec.limits for spec in map(registry.get, registry) if spec is not None):
@@ -90,6 +93,7 @@ class JobWorker:
         self._clock = clock or queue.clock
         self._logger = default_logger(logger)
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
+        self.metrics = metrics_for(metrics)  # "off" by default: the application chooses
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._settings = RunSettings(
             store=queue.store,
@@ -101,6 +105,7 @@ class JobWorker:
             worker_id=self.worker_id,
             hooks=Hooks(on_complete, on_fail, on_dead),
             executor=self._thread_pool(),
+            metrics=self.metrics,
         )
         self._runs: dict[asyncio.Task[None], JobRun] = {}
         self._busy = 0
@@ -150,6 +155,7 @@ class JobWorker:
             raise JobConfigError("invalid_option", "This worker is already started")
         loop = asyncio.get_running_loop()
         self._started = True
+        watch_claims(self._queue.store, self.worker_id, self.metrics.refused)
         self._tasks.append(loop.create_task(self._serve(), name=f"{self.worker_id}-claims"))
         for cron in self._cron:
             self._tasks.append(loop.create_task(self._tick(cron), name=f"cron-{cron.name}"))
@@ -181,6 +187,7 @@ class JobWorker:
             await drain(self._runs, grace, self._queue.store, self._clock, self._log)
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
+        watch_claims(self._queue.store, self.worker_id, None)
         if self._started:
             log_event(
                 self._logger,

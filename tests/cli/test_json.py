@@ -35,6 +35,7 @@ JOB_FIELDS = {
     "tenant",
     "last_error",
     "group",
+    "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",
     "result",
 }

@@ -362,7 +362,12 @@ def test_job_queue_alarm_fires_on_a_message_waiting_too_long(template: dict[str,
 @BOTH
 def test_every_alarm_notifies_the_alarm_topic(template: dict[str, Any]) -> None:
     alarms = resources(template, "AWS::CloudWatch::Alarm")
-    assert set(alarms) == {"DeadLetterAlarm", "OldestMessageAlarm"}
+    assert set(alarms) == {
+        "DeadLetterAlarm",
+        "OldestMessageAlarm",
+        "FailureRateAlarm",  # these two on the workers' run metrics (test_metric_alarms.py)
+        "QueueWaitAlarm",
+    }
     for alarm in alarms.values():
         props = alarm["Properties"]
         assert (props["AlarmActions"], props["OKActions"]) == (NOTIFY, NOTIFY)

@@ -181,7 +181,8 @@ def test_a_record_from_an_unknown_queue_is_refused(store: SqsJobStore) -> None:
 def test_importing_the_handler_module_loads_no_asyncio_aws_stack() -> None:
     code = (
         "import sys, sqsjobs.aws.lambda_\n"
-        "bad = {'aioboto3', 'aiobotocore', 'aiohttp', 'click', 'rich'} & set(sys.modules)\n"
+        "bad = {'aioboto3', 'aiobotocore', 'aiohttp', 'click', 'rich', 'prometheus_client',\n"
+        "       'opentelemetry'} & set(sys.modules)\n"
         "print(sorted(bad))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -38,8 +38,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .._backoff import Backoff
 from .._handlers import JobRegistry
 from .._log import LOGGER_NAME, Event, default_logger
+from .._metrics import Metrics, MetricsMode, metrics_for, metrics_from_env
 from .._models import Job
 from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
+from .._store import watch_claims
 from .._validation import Span, seconds
 from .store.sqs_store import LambdaMode, SqsJobStore, lambda_mode
 from .wire.sqs import Message
@@ -75,10 +77,19 @@ def make_lambda_handler(
     on_dead: Hook | None = None,
     logger: logging.Logger | None = None,
     clock: Callable[[], float] = time.time,
+    metrics: MetricsMode | Metrics | None = None,
 ) -> LambdaHandler:
-    """A Lambda handler running ``registry``'s jobs from SQS records (see module docs)."""
+    """A Lambda handler running ``registry``'s jobs from SQS records (see module docs).
+
+    ``metrics`` defaults to ``SQSJOBS_METRICS`` from the environment, else ``"emf"``:
+    Lambda ships stdout to CloudWatch Logs, so EMF lines become metrics with no call and
+    no extra package; their namespace is ``SQSJOBS_METRICS_NAMESPACE`` (else ``sqsjobs``).
+    """
     seconds(safety_margin, "safety_margin", SAFETY_MARGIN, code=None)
     mode = lambda_mode(store)
+    worker_id = f"lambda-{uuid.uuid4().hex[:12]}"
+    measured = metrics_for(metrics) if metrics is not None else metrics_from_env("emf")
+    watch_claims(mode.store, worker_id, measured.refused)
     runner = _LambdaRunner(
         mode,
         RunSettings(
@@ -88,11 +99,12 @@ def make_lambda_handler(
             payload_max_bytes=payload_max_bytes,
             clock=clock,
             logger=default_logger(logger),
-            worker_id=f"lambda-{uuid.uuid4().hex[:12]}",
+            worker_id=worker_id,
             hooks=Hooks(on_complete, on_fail, on_dead),
             executor=concurrent.futures.ThreadPoolExecutor(
                 max_workers=concurrency, thread_name_prefix="sqsjobs-handler"
             ),
+            metrics=measured,
         ),
         safety_margin,
     )

@@ -13,6 +13,10 @@ its SQS send) or moved to the dead-letter queue by the redrive policy is repaire
 when nobody runs ``sqsjobs reconcile``. Each pass is idempotent, so every replica may
 run it. Logs go to stderr, one line per record, for the container's log driver:
 JSON unless stderr is a terminal (``--log-format``, see ``_logs``).
+
+``--metrics`` is off unless asked for: ``emf`` writes CloudWatch Embedded Metric Format
+lines to stdout (metrics once the log driver ships stdout to CloudWatch Logs);
+``prometheus`` serves ``/metrics`` on ``--metrics-port`` (the ``metrics`` extra).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -33,6 +37,14 @@ from .. import Handler, JobConfigError, JobQueue, JobRegistry, JobWorker
 from .._cron import Cron
 from .._errors import describe_error
 from .._log import LOGGER_NAME
+from .._metrics import (
+    DEFAULT_NAMESPACE,
+    DEFAULT_PORT,
+    MODES,
+    Metrics,
+    MetricsMode,
+    metrics_for,
+)
 from .._served import served_queues
 from ._config import StoreConfig, default_queue, store_options
 from ._cron import cron_options, log_crons
@@ -90,6 +102,9 @@ class WorkerOptions:
     reconcile_every: float
     cron: Sequence[Cron] = ()
     tenant_concurrency: int | None = None
+    metrics: MetricsMode = "off"
+    metrics_port: int = DEFAULT_PORT
+    metrics_namespace: str = DEFAULT_NAMESPACE
 
 
 GRACE_HELP = "On SIGTERM/SIGINT, how long running jobs may finish before they are released."
@@ -116,6 +131,30 @@ RECONCILE_HELP = "Seconds between reconciler passes; 0 turns them off."
 )
 @seconds_option("--grace", GRACE_HELP, default=20.0)
 @seconds_option("--reconcile-every", RECONCILE_HELP, default=300.0)
+@click.option(
+    "--metrics",
+    type=click.Choice(MODES),
+    default="off",
+    show_default=True,
+    envvar="SQSJOBS_METRICS",
+    show_envvar=True,
+    help="Run metrics: CloudWatch EMF lines on stdout, a Prometheus endpoint, or none.",
+)
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    envvar="SQSJOBS_METRICS_PORT",
+    help="Port of the Prometheus endpoint (with --metrics prometheus; 0 picks a free one).",
+)
+@click.option(
+    "--metrics-namespace",
+    default=DEFAULT_NAMESPACE,
+    show_default=True,
+    envvar="SQSJOBS_METRICS_NAMESPACE",
+    help="CloudWatch namespace of the EMF metrics (the stack's MetricsNamespace).",
+)
 @cron_options
 @log_format_option()
 @store_options
@@ -128,19 +167,33 @@ def worker(
     tenant_concurrency: int | None,
     grace: float,
     reconcile_every: float,
+    metrics: str,
+    metrics_port: int,
+    metrics_namespace: str,
     crons: tuple[Cron, ...],
     log_format: str | None,
     store: StoreConfig,
 ) -> None:
     """Run jobs with the handlers in MODULE:REGISTRY until SIGTERM or Ctrl-C."""
     configure_logging(log_format, debug=bool(getattr(ctx.obj, "debug", False)))
-    options = WorkerOptions(queues, concurrency, grace, reconcile_every, crons, tenant_concurrency)
+    options = WorkerOptions(
+        queues,
+        concurrency,
+        grace,
+        reconcile_every,
+        crons,
+        tenant_concurrency,
+        cast(MetricsMode, metrics),  # one of MODES: click.Choice checked it
+        metrics_port,
+        metrics_namespace,
+    )
     asyncio.run(serve(store, handlers, options))
 
 
 async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions) -> None:
     """Run the worker and the periodic reconciler until a signal drains the worker."""
     store = config.open(patient=True)
+    measured = open_metrics(options)
     try:
         try:
             registry = JobRegistry.from_handlers(handlers)
@@ -154,6 +207,7 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
             options.concurrency,
             options.cron,
             tenant_concurrency=options.tenant_concurrency,
+            metrics=measured,
         )
         every = options.reconcile_every
         _logger.info(
@@ -172,7 +226,28 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
             with contextlib.suppress(asyncio.CancelledError):
                 await reconciler
     finally:
+        measured.close()
         await store.aclose()
+
+
+def open_metrics(options: WorkerOptions) -> Metrics:
+    """The worker's metrics; the Prometheus endpoint is listening once this returns."""
+    if options.metrics != "prometheus":
+        try:
+            return metrics_for(options.metrics, namespace=options.metrics_namespace)
+        except ValueError as error:  # a namespace CloudWatch would not take
+            raise usage_error(f"--metrics-namespace: {error}") from error
+    try:
+        measured = metrics_for("prometheus", port=options.metrics_port)
+    except ImportError as missing:
+        raise usage_error(
+            f"--metrics prometheus needs prometheus-client: pip install 'sqsjobs[metrics]' "
+            f"({missing})"
+        ) from missing
+    except OSError as error:
+        raise usage_error(f"--metrics-port {options.metrics_port}: {error}") from error
+    _logger.info("Prometheus metrics on port %s at /metrics", getattr(measured, "port", None))
+    return measured
 
 
 def build_worker(
@@ -183,6 +258,7 @@ def build_worker(
     cron: Sequence[Cron] = (),
     *,
     tenant_concurrency: int | None = None,
+    metrics: Metrics | None = None,
 ) -> JobWorker:
     """The worker; a queue the store lacks, or a registry it refuses, is bad usage."""
     unknown = sorted(set(served) - set(store.queue_urls))
@@ -200,6 +276,7 @@ def build_worker(
             concurrency=concurrency,
             tenant_concurrency=tenant_concurrency,
             cron=cron,
+            metrics=metrics if metrics is not None else "off",
         )
     except JobConfigError as error:
         raise usage_error(error) from error

@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from ..._lifecycle import LEASE_EXPIRED_ERROR
 from ..._log import LOGGER_NAME, Event, log_event
 from ..._models import Job
+from ..._store import ClaimWatcher
 from ..._text import safe_line
 from ..flows import claim
 from ..flows.claim import Claimed, Delivery
@@ -57,6 +58,14 @@ class Claims:
         self._background = background
         self._release = release
         self._lanes = LanePicker()
+        self._watchers: dict[str, ClaimWatcher] = {}  # per worker id: claim refusals
+
+    def watch(self, worker_id: str, watcher: ClaimWatcher | None) -> None:
+        """Tell ``watcher`` how many messages each claim by ``worker_id`` refused."""
+        if watcher is None:
+            self._watchers.pop(worker_id, None)
+        else:
+            self._watchers[worker_id] = watcher
 
     async def claim(
         self, queue: str, worker_id: str, now: float, limit: int, wait: float
@@ -153,6 +162,9 @@ class Claims:
         flow = claim.claim_received(layout, queue, messages, worker_id, now, visibility)
         claimed = await self._run(flow)
         _log_disposed(queue, claimed)
+        watcher = self._watchers.get(worker_id)
+        if watcher is not None:  # refused: neither claimed nor failed for AWS's own reasons
+            watcher(queue, len(messages) - len(claimed.deliveries) - len(claimed.errors))
         deliveries = [delivery._replace(lane=lane) for delivery in claimed.deliveries]
         for delivery in deliveries:
             self._state.deliveries.add(delivery)

@@ -117,6 +117,7 @@ class SqsJobStore:
         self._transport = AsyncSend(state.endpoint, state.boto, threaded=mode.threaded)
         self._background = Background(self._send)
         self._claims = Claims(state, self._run, self._background, self.release)
+        self.watch_claims = self._claims.watch  # claim refusals, for metrics (``_store``)
         self.sync = SqsSyncView(state)
 
     # -- construction --------------------------------------------------------------------

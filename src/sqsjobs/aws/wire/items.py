@@ -228,6 +228,7 @@ def item_from_job(
         ("tenant", job.tenant),
         ("group", job.group),
         ("fingerprint", fingerprint),
+        ("trace_context", None if job.trace_context is None else json.dumps(job.trace_context)),
     ):
         if value is not None:
             item[name] = text(value)
@@ -260,6 +261,7 @@ def stored_from_item(item: Attributes) -> Stored:
         result=None if "result" not in item else json.loads(_s(item, "result")),
         timeout_explicit=bool(item.get("timeout_explicit", {}).get("BOOL", False)),
         group=_opt_s(item, "group"),  # absent on records written before groups
+        trace_context=json.loads(item["trace_context"]["S"]) if "trace_context" in item else None,
     )
     return Stored(
         job,

@@ -1,0 +1,107 @@
+"""Run metrics: what a worker or a Lambda handler measures, and where it goes.
+
+``JobRun`` (``_run``) reports every run to one ``Metrics`` object: the worker and the
+Lambda handler both hand theirs in through ``RunSettings``, so the measuring is written
+once. Per queue and job name:
+
+    started    a run began (its handler is about to run, or it fails before one: unknown
+               name, payload refused by its model); with its queue wait, from the later
+               of its enqueue and its ``run_at`` to this start
+    ended      the outcome the store accepted, with the run's duration: completed,
+               retried, dead, released (stop or invocation deadline), deferred (held back
+               by a limit or a tenant cap, never started), lease_lost, cancelled (by an
+               operator while it ran), unrecorded (the store kept failing)
+    refused    per queue: delivered messages whose claim write was refused (a duplicate
+               delivery, a job not yet due, gone or terminal, malformed): SQS only, the
+               memory store never delivers what it cannot claim
+
+Outputs: ``"emf"`` (CloudWatch Embedded Metric Format lines on stdout, ``_metrics_emf``),
+``"prometheus"`` (``prometheus-client``, the ``metrics`` extra, ``_metrics_prometheus``),
+``"off"``. Each output's module is imported only when chosen, so a Lambda cold start
+with EMF loads ``json`` and nothing else new, and one with ``"off"`` loads nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal, cast, get_args
+
+from ._errors import JobConfigError
+
+MetricsMode = Literal["emf", "prometheus", "off"]
+MODES: tuple[str, ...] = get_args(MetricsMode)
+DEFAULT_NAMESPACE = "sqsjobs"
+DEFAULT_PORT = 9464  # the port OpenTelemetry's Prometheus exporter uses too
+
+# Outcomes a run can end with, in the order they are documented and exported.
+OUTCOMES = (
+    "completed",
+    "retried",
+    "dead",
+    "released",
+    "deferred",
+    "lease_lost",
+    "cancelled",
+    "unrecorded",
+)
+
+
+class Metrics:
+    """Where runs are reported; this base records nothing (``metrics="off"``)."""
+
+    def started(self, queue: str, name: str, wait: float) -> None:
+        """A run began, ``wait`` seconds after its job became due."""
+
+    def ended(self, queue: str, name: str, outcome: str, duration: float | None) -> None:
+        """A run ended with ``outcome``; ``duration`` is None for one that never started."""
+
+    def refused(self, queue: str, count: int) -> None:
+        """``count`` messages delivered from ``queue`` were refused by their claim write."""
+
+    def close(self) -> None:
+        """Stop whatever the output serves (the Prometheus endpoint); idempotent."""
+
+
+OFF = Metrics()
+
+
+def metrics_for(
+    mode: MetricsMode | Metrics,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    port: int | None = None,
+) -> Metrics:
+    """The ``Metrics`` for a mode name, or ``mode`` itself when it is one already.
+
+    ``port`` serves ``"prometheus"`` over HTTP on it; without one the series are on
+    ``prometheus_client``'s default registry, for an application that serves it already.
+    """
+    if isinstance(mode, Metrics):
+        return mode
+    if mode == "off":
+        return OFF
+    if mode == "emf":
+        from ._metrics_emf import EmfMetrics
+
+        return EmfMetrics(namespace)
+    if mode == "prometheus":
+        from ._metrics_prometheus import PrometheusMetrics
+
+        return PrometheusMetrics(port=port)
+    raise JobConfigError(
+        "invalid_option",
+        f"Invalid metrics {mode!r}: use one of {', '.join(MODES)}, or a Metrics object",
+    )
+
+
+def metrics_from_env(default: MetricsMode) -> Metrics:
+    """``SQSJOBS_METRICS`` (else ``default``) in ``SQSJOBS_METRICS_NAMESPACE`` (else
+    ``sqsjobs``), with ``SQSJOBS_METRICS_PORT`` for ``"prometheus"``: for code configured
+    by its environment (a Lambda function, the CLI's defaults)."""
+    mode = os.environ.get("SQSJOBS_METRICS", default)
+    port = os.environ.get("SQSJOBS_METRICS_PORT")
+    return metrics_for(
+        cast(MetricsMode, mode),  # metrics_for refuses a name that is none of MODES
+        namespace=os.environ.get("SQSJOBS_METRICS_NAMESPACE", DEFAULT_NAMESPACE),
+        port=None if port is None else int(port),
+    )

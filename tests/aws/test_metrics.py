@@ -1,0 +1,112 @@
+"""Run metrics from a worker over SqsJobStore on the emulator: EMF counts and claim refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqsjobs import Backoff, EmfMetrics, JobContext, JobFatalError, JobQueue, JobStatus, JobWorker
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws.wire.sqs import body
+
+from ..support.emf import documents, totals
+from .conftest import depth
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_worker_on_sqs_writes_emf_counts_for_each_outcome(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    queue = JobQueue(store, backoff=Backoff(base=0.3, max=0.3, random=lambda: 1.0))
+    emails = [
+        (await queue.enqueue("email.send", {"to": to}, tenant="acme")).job
+        for to in ("zoë@example.com", "jörg@example.de")
+    ]
+    charge = (await queue.enqueue("charge", {"cents": 4250}, queue="other")).job
+    report = (await queue.enqueue("report.build", {"q": "Q3 Ümsatz"}, max_attempts=2)).job
+
+    async def build(ctx: JobContext) -> None:
+        raise ConnectionError(f"warehouse unreachable (attempt {ctx.attempt})")
+
+    def decline(payload: dict[str, int]) -> None:
+        raise JobFatalError(f"card declined for {payload['cents']} cents")
+
+    out = io.StringIO()
+    worker = JobWorker(
+        queue,
+        {"email.send": lambda payload: "ok", "charge": decline, "report.build": build},
+        queues=["default", "other"],
+        concurrency=4,
+        metrics=EmfMetrics(stream=out),
+    )
+    worker.start()
+    try:
+
+        async def settled() -> bool:
+            jobs = [await queue.get(job.id) for job in [*emails, charge, report]]
+            return all(j is not None and j.status.value in ("completed", "dead") for j in jobs)
+
+        await eventually(settled, "every job to end")
+        # A stray copy of a completed job's message: its claim write is refused.
+        sqs.send_message(
+            QueueUrl=store.queue_urls["default"], MessageBody=body(emails[0].id, "default")
+        )
+
+        async def refused() -> bool:
+            return "ClaimRefused" in out.getvalue()
+
+        await eventually(refused, "the stray message's claim refusal")
+    finally:
+        await worker.stop()
+    assert depth(sqs, store.queue_urls["default"]) == 0
+    dead = await queue.get(report.id)
+    assert dead is not None and (dead.status, dead.attempts) == (JobStatus.DEAD, 2)
+    summed = totals(documents(out.getvalue()))
+    counted = {key: value for key, value in summed.items() if key[2] != "RunDuration"}
+    counted = {key: value for key, value in counted.items() if key[2] != "QueueWait"}
+    assert counted == {
+        ("default", "email.send", "JobsStarted"): 2,
+        ("default", "email.send", "JobsCompleted"): 2,
+        ("other", "charge", "JobsStarted"): 1,
+        ("other", "charge", "JobsDead"): 1,
+        ("default", "report.build", "JobsStarted"): 2,
+        ("default", "report.build", "JobsRetried"): 1,
+        ("default", "report.build", "JobsDead"): 1,
+        ("default", "", "ClaimRefused"): 1,
+    }
+    # Real time: each start came after its job was due, and within the test's span.
+    waits = [d["QueueWait"] for d in documents(out.getvalue()) if "QueueWait" in d]
+    assert len(waits) == 5 and all(0 <= wait < 20 for wait in waits)
+
+
+async def test_refusals_go_to_the_worker_that_claimed_not_to_one_stopped_before(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    queue = JobQueue(store)
+    stopped_out, serving_out = io.StringIO(), io.StringIO()
+    stopped = JobWorker(queue, {"a": lambda ctx: None}, metrics=EmfMetrics(stream=stopped_out))
+    stopped.start()
+    await stopped.stop()
+    serving = JobWorker(queue, {"a": lambda ctx: None}, metrics=EmfMetrics(stream=serving_out))
+    serving.start()
+    try:
+        url = store.queue_urls["default"]
+        sqs.send_message(QueueUrl=url, MessageBody=body("f" * 32, "default"))  # no such job
+
+        async def refused() -> bool:
+            return "ClaimRefused" in serving_out.getvalue()
+
+        await eventually(refused, "the claim refusal")
+    finally:
+        await serving.stop()
+    assert stopped_out.getvalue() == ""
+    assert totals(documents(serving_out.getvalue())) == {("default", "", "ClaimRefused"): 1}
