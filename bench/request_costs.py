@@ -10,7 +10,9 @@ of the emulator's speed. Scenarios:
 - busy with urgent jobs: the same, one job in ten of priority 5 (a copy to the lane);
 - one retry: a job that fails once, then succeeds;
 - idempotent duplicate: the second ``enqueue`` of a request with the same key;
-- payload of 1, 10 and 100 KB: the happy path alone with a payload of that many KB;
+- payload of 1, 10 and 100 KB: the happy path alone with a payload of that many KB, an
+  order document (JSON that compresses as real JSON does) and base64 of random bytes
+  (the worst case: long payloads are stored compressed), ``sqsjobs.testing_payloads``;
 - limited handlers: 100 jobs of a handler with ``concurrency=`` or ``rate=``, through a
   worker at concurrency 10: a limit with room to spare, a saturated one (starts deferred
   and claimed again) and a rate. Slot items have no list-index entry (1 WRU a write),
@@ -45,6 +47,7 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
 from sqsjobs.testing_billing import dollars_per_million_jobs
 from sqsjobs.testing_meter import BillingMeter, Read, Write, totals
+from sqsjobs.testing_payloads import order_document, random_document
 
 Scenario = Callable[[JobQueue, RequestCounter], Awaitable[tuple[RequestCounts, int]]]
 
@@ -115,12 +118,12 @@ async def duplicate(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCo
     return counter.counts() - before, 1
 
 
-def sized(kilobytes: int) -> Scenario:
+def sized(kilobytes: int, make: Callable[[int], Any]) -> Scenario:
     """The happy path alone, with a payload of exactly this many KB of compact JSON."""
 
     async def scenario(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
         before = counter.counts()
-        await queue.enqueue("bench", {"data": "x" * (kilobytes * 1024 - len('{"data":""}'))})
+        await queue.enqueue("bench", make(kilobytes * 1024))
         await drain(queue, lambda ctx: None, 1, 1)
         return counter.counts() - before, 1
 
@@ -162,7 +165,8 @@ SCENARIOS: dict[str, Scenario] = {
     "busy, 10 of 100 jobs urgent (priority lane)": urgent,
     "one retry": retry,
     "idempotent duplicate": duplicate,
-    **{f"payload {kb} KB, alone": sized(kb) for kb in (1, 10, 100)},
+    **{f"payload {kb} KB of order JSON, alone": sized(kb, order_document) for kb in (1, 10, 100)},
+    **{f"payload {kb} KB of base64, alone": sized(kb, random_document) for kb in (1, 10, 100)},
     "concurrency limit 20, never full (100 jobs, 10 at once)": limited(100, 10, concurrency=20),
     "concurrency limit 2, saturated (100 jobs, 10 at once)": limited(100, 10, concurrency=2),
     "rate limit 20 per second (100 jobs, 10 at once)": limited(100, 10, rate=(20, 1.0)),

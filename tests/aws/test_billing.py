@@ -10,6 +10,7 @@ payload into the index at every write.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import zlib
@@ -23,6 +24,7 @@ from sqsjobs import JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing_billing import item_size
 from sqsjobs.testing_meter import Read, Write, totals
+from sqsjobs.testing_payloads import json_size, order_document, random_document
 
 from .emulator import METER
 
@@ -83,11 +85,8 @@ async def test_a_small_job_bills_five_write_units_and_its_claim_none_in_the_inde
 async def test_after_the_put_a_long_payload_costs_what_a_short_one_does(
     store: SqsJobStore, prefix: str, kilobytes: int
 ) -> None:
-    text = "ü" * ((kilobytes * 1024 - 12) // 2) + "x"  # {"note":"…"}: exactly this many KB
-    payload = {"note": text}
-    assert len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()) == (
-        kilobytes * 1024
-    )
+    payload = random_document(kilobytes * 1024, seed=kilobytes)  # base64: compresses least
+    assert json_size(payload) == kilobytes * 1024
     records = await run_one_job(store, prefix, payload)
     body, put, claim, read, complete, get, get_body = records
     assert isinstance(body, Write) and isinstance(put, Write)
@@ -95,9 +94,11 @@ async def test_after_the_put_a_long_payload_costs_what_a_short_one_does(
     assert body.after is not None and put.after is not None
     # The payload is written once, in its body item, before the record.
     assert body.after["pk"]["S"].startswith("body#") and "payload" not in put.after
-    assert json.loads(body.after["p"]["S"]) == payload
+    stored = base64.b64decode(body.after["z"]["B"])  # the wire's form of a binary value
+    assert json.loads(zlib.decompress(stored)) == payload  # stored compressed
     body_units = -(-item_size(body.after) // 1024)
-    assert body_units == kilobytes + 1  # the payload's KB plus its key and TTL
+    # base64 compresses to three quarters: the body bills that, not the payload's KB.
+    assert body_units == {1: 1, 10: 8, 100: 76}[kilobytes]
     assert [(c.index_name, c.units) for c in body.charges] == [(None, body_units)]
     assert [(c.index_name, c.units) for c in put.charges] == [(None, 1), ("by_queue", 1)]
     # Claim and completion are what they cost for a small payload: 1, then 1 + 1.
@@ -198,6 +199,19 @@ def test_batch_and_transactional_writes_are_priced_item_by_item(
         ("TransactWriteItems", [(None, 2, "put"), ("by_queue", 2, "put")]),
         ("TransactWriteItems", [(None, 2, "check")]),  # checked, not written: table only
     ]
+
+
+async def test_a_kilobyte_of_order_json_is_kept_compressed_in_the_record_at_five_units(
+    store: SqsJobStore, prefix: str
+) -> None:
+    payload = order_document(1024, seed=7)
+    records = await run_one_job(store, prefix, payload)
+    put = records[0]
+    assert isinstance(put, Write) and put.after is not None
+    assert "payload" not in put.after and "body_until" not in put.after  # no body item
+    assert json.loads(zlib.decompress(base64.b64decode(put.after["payload_z"]["B"]))) == payload
+    assert [r.action for r in records] == ["PutItem", "UpdateItem", "UpdateItem", "GetItem"]
+    assert totals(records) == (5, 1.0)
 
 
 async def test_a_payload_of_500_bytes_still_keeps_the_job_at_five_write_units(

@@ -1,7 +1,8 @@
 """Payloads kept in body items: written before their records, read by claims and readers.
 
-A payload over ``wire.items.INLINE_PAYLOAD_BYTES`` is written once, in an item of its
-own, so the record every status change rewrites stays within one write unit. The body
+A payload over ``wire.items.INLINE_PAYLOAD_BYTES`` is compressed; if it still does not
+fit in the record, it is written once, in an item of its own, so the record every
+status change rewrites stays within one write unit. The body
 goes first: a producer that dies between the two writes leaves an orphan body, which
 its TTL removes, never a record without its payload. Readers fetch bodies with
 eventually consistent ``BatchGetItem``s, and ask again, consistently, for any not found
@@ -24,14 +25,17 @@ from ..._validation import dump_json
 from ..wire.items import (
     BODY_EXTEND_WITHIN,
     BODY_LIFE,
+    INLINE_PAYLOAD_BYTES,
     Attributes,
     Stored,
     body_item,
     body_key,
+    is_long,
     item_from_job,
     job_key,
-    needs_body,
     number,
+    packed,
+    payload_text,
     stored_from_item,
 )
 from ..wire.layout import Layout
@@ -55,8 +59,11 @@ def new_items(
 ) -> tuple[Attributes, Attributes | None]:
     """A new job's record and, for a long payload, the body item to write before it."""
     payload = dump_json(job.payload)
-    if not needs_body(payload):
+    if not is_long(payload):
         return item_from_job(job, fingerprint, layout.index_shards), None
+    squeezed = packed(payload)
+    if len(squeezed) <= INLINE_PAYLOAD_BYTES:
+        return item_from_job(job, fingerprint, layout.index_shards, squeezed=squeezed), None
     until = body_until(layout, job.run_at.timestamp())
     record = item_from_job(job, fingerprint, layout.index_shards, body_until=until)
     return record, body_item(job.id, payload, until)
@@ -83,7 +90,7 @@ def read_bodies(table: str, found: Sequence[Stored]) -> Flow[list[Stored]]:
         for item in (yield from get_items(table, keys, consistent=consistent)):
             job_id = str(item["pk"]["S"]).split("#", 1)[1]
             index = wanted[job_id]
-            result[index] = result[index].with_payload(str(item["p"]["S"]))
+            result[index] = result[index].with_payload(payload_text(item))
     return result
 
 

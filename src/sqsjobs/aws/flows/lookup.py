@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..._lifecycle import CANCELLED, expires_at
 from ..._models import Job
 from ..wire import dynamo
-from ..wire.items import stored_from_item
+from ..wire.items import payload_text, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
 from .bodies import get_body
@@ -23,7 +23,7 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
     if stored.needs_payload:  # a long payload lives in its body item
         body = yield get_body(layout.table, job_id)
         if "Item" in body:
-            stored = stored.with_payload(str(body["Item"]["p"]["S"]))
+            stored = stored.with_payload(payload_text(body["Item"]))
     return stored.job
 
 

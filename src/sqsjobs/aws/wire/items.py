@@ -25,9 +25,11 @@ the ``by_status`` index instead (``gsi_pk = "{status}#{shard}"``,
 ``gsi_pk``, so such a record stays correctly listed there for the rest of its life;
 readers query both indexes while a table has the old one (``flows.indexes``).
 
-A payload longer than ``INLINE_PAYLOAD_BYTES`` of JSON text is written once, before
-the record, in an item of its own (``pk = "body#{id}"``, ``p`` the text, ``expires_at``
-its TTL), and the record keeps ``body_until`` (that TTL) instead of ``payload``: every
+A payload longer than ``INLINE_PAYLOAD_BYTES`` of JSON text is compressed (zlib); if
+that fits, the record keeps it as ``payload_z`` (binary). Otherwise it is written once,
+before the record, in an item of its own (``pk = "body#{id}"``, ``z`` the compressed
+text, or ``p`` the text where compressing saves nothing, ``expires_at`` its TTL), and
+the record keeps ``body_until`` (that TTL) instead of ``payload``: every
 status change rewrites the whole record and bills its size, so a record without its
 payload costs one write unit per change whatever the payload's size, and claims read
 the body (``flows.bodies``). A body lives ``BODY_LIFE`` past the job's ``run_at`` plus
@@ -63,6 +65,8 @@ RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-s
 ITEM_VERSION = 2
 INLINE_PAYLOAD_BYTES = 512  # longer payloads go to a body item: the record stays within 1 KB
 BODY_PREFIX = "body#"
+PAYLOAD_Z = "payload_z"  # a long payload, compressed, kept in the record (binary)
+PACK_LEVEL = 6  # zlib's default: about 20 us per KB of JSON
 BODY_LIFE = 30 * 86_400.0  # a body outlives its job's run_at by this plus dead retention
 BODY_EXTEND_WITHIN = 15 * 86_400.0  # a claim extends a body with less than this (plus it) left
 
@@ -87,15 +91,34 @@ def body_key(job_id: str) -> Attributes:
     return {"pk": {"S": f"{BODY_PREFIX}{job_id}"}}
 
 
-def needs_body(payload_text: str) -> bool:
-    """Whether a payload is written in a body item of its own rather than in the record."""
+def is_long(payload_text: str) -> bool:
+    """Whether a payload is too long to keep in the record as it is."""
     return len(payload_text) > INLINE_PAYLOAD_BYTES // 4 and (
         len(payload_text.encode()) > INLINE_PAYLOAD_BYTES
     )
 
 
+def packed(payload_text: str) -> bytes:
+    """The payload's text compressed: JSON usually shrinks to a third or less."""
+    return zlib.compress(payload_text.encode(), PACK_LEVEL)
+
+
 def body_item(job_id: str, payload_text: str, until: float) -> Attributes:
-    return {**body_key(job_id), "p": text(payload_text), TTL_ATTRIBUTE: number(until)}
+    """A body: the text compressed, or as it is when compressing saves nothing."""
+    squeezed, plain = packed(payload_text), payload_text.encode()
+    value = {"z": {"B": squeezed}} if len(squeezed) < len(plain) else {"p": text(payload_text)}
+    return {**body_key(job_id), **value, TTL_ATTRIBUTE: number(until)}
+
+
+def payload_text(item: Attributes) -> str:
+    """A record's or a body's payload text: plain (``payload``, ``p``) or compressed."""
+    for plain in ("payload", "p"):
+        if plain in item:
+            return str(item[plain]["S"])
+    for squeezed in (PAYLOAD_Z, "z"):
+        if squeezed in item:
+            return zlib.decompress(bytes(item[squeezed]["B"])).decode()
+    raise KeyError("payload")
 
 
 def keyed_id(queue: str, tenant: str | None, idempotency_key: str) -> str:
@@ -191,11 +214,16 @@ class Stored(NamedTuple):
 
 
 def item_from_job(
-    job: Job, fingerprint: str | None, shards: int, body_until: float | None = None
+    job: Job,
+    fingerprint: str | None,
+    shards: int,
+    body_until: float | None = None,
+    squeezed: bytes | None = None,
 ) -> Attributes:
     """The item ``put`` writes for a new job (never leased, never terminal).
 
-    With ``body_until`` the payload is left out: it is in the job's body item.
+    With ``body_until`` the payload is left out: it is in the job's body item; with
+    ``squeezed`` it is kept compressed.
     """
     created = epoch(job.created_at)
     item: Attributes = {
@@ -221,6 +249,9 @@ def item_from_job(
     if body_until is not None:
         del item["payload"]
         item["body_until"] = number(body_until)
+    elif squeezed is not None:
+        del item["payload"]
+        item[PAYLOAD_Z] = {"B": squeezed}
     if job.timeout_explicit:  # absent (older items too) means False
         item["timeout_explicit"] = {"BOOL": True}
     for name, value in (
@@ -241,7 +272,7 @@ def stored_from_item(item: Attributes) -> Stored:
         id=_s(item, "id"),
         queue=_s(item, "queue"),
         name=_s(item, "name"),
-        payload=json.loads(_s(item, "payload")) if "payload" in item else None,
+        payload=None if "body_until" in item else json.loads(payload_text(item)),
         status=JobStatus(_s(item, "status")),
         attempts=_i(item, "attempts"),
         max_attempts=_i(item, "max_attempts"),
@@ -271,7 +302,7 @@ def stored_from_item(item: Attributes) -> Stored:
         updated_at=_n(item, "updated_at"),
         lease_until=_opt_n(item, "lease_until"),
         resent_at=_opt_n(item, RESENT_AT),
-        body_until=None if "payload" in item else _n(item, "body_until"),
+        body_until=_opt_n(item, "body_until"),
     )
 
 
