@@ -76,6 +76,7 @@ NULLS = (b":null", b": null")  # botocore's parser drops null members
 class Route(NamedTuple):
     """Where one operation's requests go and how they are signed, as botocore made them."""
 
+    model: Any  # botocore's OperationModel
     url: str
     headers: tuple[tuple[str, str], ...]
     auth: Mapping[str, Any]  # get_auth_instance's arguments
@@ -109,7 +110,7 @@ class LeanSender:
         body = _json(params) if route is not None else None
         if route is None or body is None:
             return await self._ordinary(operation, params)
-        return await self._send(self._client.meta.method_to_api_mapping[operation], route, body)
+        return await self._send(route, body)
 
     async def _ordinary(self, operation: str, params: Mapping[str, Any]) -> Reply:
         """The client's own call; the first of a ``LEAN`` operation notes its route.
@@ -160,21 +161,22 @@ class LeanSender:
         """The route noted while the ordinary call ran; ``None``: always the ordinary path."""
         if noted["special"]:
             return None
-        output = self._client.meta.service_model.operation_model(api_name).output_shape
-        return Route(noted["url"], noted["headers"], noted["auth"], _verbatim(output))
-
-    async def _send(self, api_name: str, route: Route, body: bytes) -> Reply:
-        """botocore's attempt loop (``Endpoint._send_request``) over a prebuilt request."""
         model = self._client.meta.service_model.operation_model(api_name)
+        verbatim = _verbatim(model.output_shape)
+        return Route(model, noted["url"], noted["headers"], noted["auth"], verbatim)
+
+    async def _send(self, route: Route, body: bytes) -> Reply:
+        """botocore's attempt loop (``Endpoint._send_request``) over a prebuilt request."""
+        model = route.model
         context: dict[str, Any] = {"client_config": self._client.meta.config}
         request_dict = {"context": context}
         attempts = 1
         self._endpoint._update_retries_context(context, attempts)
-        response, error = await self._attempt(model, route, body, context)
+        response, error = await self._attempt(route, body, context)
         while await self._endpoint._needs_retry(attempts, model, request_dict, response, error):
             attempts += 1
             self._endpoint._update_retries_context(context, attempts, response)
-            response, error = await self._attempt(model, route, body, context)
+            response, error = await self._attempt(route, body, context)
         if error is not None:
             await self._client.meta.events.emit(
                 f"after-call-error.{self._event_id}.{model.name}", exception=error, context=context
@@ -186,7 +188,7 @@ class LeanSender:
         return await self._outcome(model, http, parsed, context)
 
     async def _attempt(
-        self, model: Any, route: Route, body: bytes, context: dict[str, Any]
+        self, route: Route, body: bytes, context: dict[str, Any]
     ) -> tuple[Any, Exception | None]:
         request = AWSRequest(method="POST", url=route.url, data=body, headers=dict(route.headers))
         request.context = context
@@ -204,7 +206,7 @@ class LeanSender:
             return None, error
         if http.status_code < 300 and not any(key in content for key in route.verbatim):
             return (http, _fast(content, http)), None
-        return (http, await self._parsed(model, http)), None
+        return (http, await self._parsed(route.model, http)), None
 
     async def _parsed(self, model: Any, http: Any) -> Reply:
         response_dict = await convert_to_response_dict(http, model)
