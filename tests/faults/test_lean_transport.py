@@ -291,3 +291,76 @@ async def test_binary_values_take_botocore_paths_both_ways(
     first, second = await transport(get()), await transport(get())
     assert sent.lean == 1
     assert first["Item"]["data"] == second["Item"]["data"] == {"B": b"\x00\xffsq"}
+
+
+REPLIES = {
+    ("dynamodb", "UpdateItem"): {
+        "Attributes": {
+            "pk": {"S": "job#ünï"},
+            "attempts": {"N": "3"},
+            "run_at": {"N": "1764633600.123457"},
+            "payload": {"S": '{"n": [1, 2.5, "x"]}'},
+            "tags": {"L": [{"S": "a"}, {"M": {"k": {"BOOL": True}}}]},
+            "gone": {"NULL": True},
+        },
+        "ConsumedCapacity": {"TableName": "t", "CapacityUnits": 1.0},
+    },
+    ("sqs", "ReceiveMessage"): {
+        "Messages": [
+            {
+                "MessageId": "5fea7756-0ea4-451a-a703-a558b933e274",
+                "ReceiptHandle": "AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a...",
+                "MD5OfBody": "fafb00f5732ab283681e124bf8747ed1",
+                "Body": '{"id": "jöb-1", "queue": "default"}',
+                "Attributes": {"ApproximateReceiveCount": "2", "SentTimestamp": "1764633600123"},
+                "MessageAttributes": {"tenant": {"StringValue": "t-1", "DataType": "String"}},
+            }
+        ]
+    },
+    ("sqs", "DeleteMessageBatch"): {
+        "Successful": [{"Id": "m-0"}],
+        "Failed": [{"Id": "m-1", "SenderFault": True, "Code": "ReceiptHandleIsInvalid"}],
+    },
+}
+
+
+@pytest.mark.parametrize(("service", "operation"), sorted(REPLIES))
+def test_a_plain_reply_reads_as_botocore_reads_it(service: str, operation: str) -> None:
+    """What ``json.loads`` gives is what botocore's parser gives, metadata aside."""
+    from botocore.parsers import create_parser
+    from botocore.session import get_session
+
+    from sqsjobs.aws.transports.lean import _verbatim
+
+    model = get_session().get_service_model(service).operation_model(operation)
+    body = json.dumps(REPLIES[(service, operation)]).encode()
+    assert not any(key in body for key in _verbatim(model.output_shape))
+    response = {"status_code": 200, "headers": {"x-amzn-requestid": "r-1"}, "body": body}
+    parsed = create_parser("json").parse(response, model.output_shape)
+    assert without_metadata(parsed) == json.loads(body)
+
+
+@pytest.mark.parametrize(
+    ("service", "operation", "reply"),
+    [
+        ("dynamodb", "UpdateItem", {"Attributes": {"data": {"B": "AP9zcQ=="}}}),
+        ("dynamodb", "GetItem", {"Item": {"set": {"BS": ["AP9zcQ=="]}}}),
+        ("dynamodb", "UpdateItem", {"Attributes": {"pk": {"S": "k"}}, "ConsumedCapacity": None}),
+        (
+            "sqs",
+            "ReceiveMessage",
+            {"Messages": [{"MessageAttributes": {"b": {"BinaryValue": "AP9zcQ=="}}}]},
+        ),
+    ],
+)
+def test_a_reply_botocore_would_change_is_left_to_botocore(
+    service: str, operation: str, reply: dict[str, Any]
+) -> None:
+    """Blobs (decoded by botocore) and nulls (dropped by it) send a reply to its parser."""
+    from botocore.session import get_session
+
+    from sqsjobs.aws.transports.lean import _verbatim
+
+    model = get_session().get_service_model(service).operation_model(operation)
+    for body in (json.dumps(reply), json.dumps(reply, separators=(",", ":"))):
+        assert any(key in body.encode() for key in _verbatim(model.output_shape))
