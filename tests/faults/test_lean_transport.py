@@ -364,3 +364,39 @@ def test_a_reply_botocore_would_change_is_left_to_botocore(
     model = get_session().get_service_model(service).operation_model(operation)
     for body in (json.dumps(reply), json.dumps(reply, separators=(",", ":"))):
         assert any(key in body.encode() for key in _verbatim(model.output_shape))
+
+
+async def test_an_unsigned_client_sends_unsigned_lean_requests(
+    faulty_aws: FaultyAws, table: str
+) -> None:
+    """A client configured ``UNSIGNED`` (botocore signs nothing) stays unsigned here too.
+
+    The emulator takes an unsigned request for S3's and answers XML, which botocore's
+    JSON parser reads as an empty reply: so does the lean path (it leaves a body that
+    is no JSON object to that parser).
+    """
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import get_session
+    from botocore import UNSIGNED
+
+    config = AioConfig(signature_version=UNSIGNED, retries={"mode": "standard"})
+    session = get_session()
+    async with session.create_client(
+        "dynamodb", endpoint_url=faulty_aws.endpoint, config=config
+    ) as client:
+        lean = LeanSender.of(client)
+        assert lean is not None
+        sent: list[Any] = []
+        send = client._endpoint.http_session.send
+
+        async def recording(request: Any) -> Any:
+            sent.append(request)
+            return await send(request)
+
+        client._endpoint.http_session.send = recording
+        params = {"TableName": table, "Key": {"pk": {"S": "open-1"}}}
+        replies = [await lean("get_item", params) for _ in range(2)]
+        assert "get_item" in lean._routes
+        assert [("Authorization" in r.headers) for r in sent] == [False, False]
+        ordinary, lean_reply = (without_metadata(reply) for reply in replies)
+        assert lean_reply == ordinary

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 from aiobotocore.client import AioBaseClient  # type: ignore[import-untyped]
 from aiobotocore.endpoint import convert_to_response_dict  # type: ignore[import-untyped]
+from botocore import UNSIGNED  # type: ignore[import-untyped]
 from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.handlers import add_retry_headers  # type: ignore[import-untyped]
 
@@ -192,8 +193,8 @@ class LeanSender:
     ) -> tuple[Any, Exception | None]:
         request = AWSRequest(method="POST", url=route.url, data=body, headers=dict(route.headers))
         request.context = context
-        auth = await self._signer.get_auth_instance(**route.auth)
-        if auth is not None:
+        if route.auth["signature_version"] is not UNSIGNED:  # as ``RequestSigner.sign``
+            auth = await self._signer.get_auth_instance(**route.auth)
             auth.add_auth(request)
         add_retry_headers(request)  # unsigned, as botocore adds them (``before-send``)
         for name, value in request.headers.items():  # as botocore's ``create_request``
@@ -204,9 +205,12 @@ class LeanSender:
             content: bytes = await http.content
         except Exception as error:  # what botocore's endpoint hands its retry handler
             return None, error
+        parsed = None
         if http.status_code < 300 and not any(key in content for key in route.verbatim):
-            return (http, _fast(content, http)), None
-        return (http, await self._parsed(route.model, http)), None
+            parsed = _fast(content, http)
+        if parsed is None:
+            parsed = await self._parsed(route.model, http)
+        return (http, parsed), None
 
     async def _parsed(self, model: Any, http: Any) -> Reply:
         response_dict = await convert_to_response_dict(http, model)
@@ -240,8 +244,14 @@ def _json(params: Mapping[str, Any]) -> bytes | None:
         return None
 
 
-def _fast(content: bytes, http: Any) -> Reply:
-    parsed: Reply = json.loads(content) if content else {}
+def _fast(content: bytes, http: Any) -> Reply | None:
+    """The reply as botocore's parser reads it; ``None``: not a JSON object, for botocore."""
+    try:
+        parsed = json.loads(content) if content else {}
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
     metadata = {"HTTPStatusCode": http.status_code, "HTTPHeaders": http.headers}
     if "x-amzn-requestid" in http.headers:
         metadata["RequestId"] = http.headers["x-amzn-requestid"]
