@@ -20,9 +20,9 @@ with the client's own parts:
   ``needs-retry`` and ``after-call`` events, with the ``amz-sdk-request`` headers
   botocore writes;
 - replies: ``json.loads``, as botocore's parser returns them, unless the body holds
-  what that parser would change (a blob or timestamp member, a null), or the request
-  failed: then botocore's parser reads it, and the error raised is the client's
-  modeled ``ClientError`` subclass with the same response dict.
+  what that parser would change (a blob or timestamp member, a null), is no JSON
+  object, or the request failed: then botocore's parser reads it, and the error
+  raised is the client's modeled ``ClientError`` subclass with the same response dict.
 
 Parameters that are not plain JSON (bytes, for a binary attribute) and calls to a
 client that is not an aiobotocore one (a test's fake) take the ordinary path.
