@@ -31,6 +31,7 @@ client that is not an aiobotocore one (a test's fake) take the ordinary path.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -71,7 +72,9 @@ PER_ATTEMPT = frozenset(
         "content-length",
     }
 )
-NULLS = (b":null", b": null")  # botocore's parser drops null members
+# A member whose value is null, which botocore's parser drops: a key's closing quote
+# (not preceded by an odd run of backslashes, so no quote inside a string) then null.
+NULL_MEMBER = re.compile(rb'(?<!\\)(?:\\\\)*"\s*:\s*null')
 
 
 class Route(NamedTuple):
@@ -206,7 +209,7 @@ class LeanSender:
         except Exception as error:  # what botocore's endpoint hands its retry handler
             return None, error
         parsed = None
-        if http.status_code < 300 and not any(key in content for key in route.verbatim):
+        if http.status_code < 300 and not _changed_by_botocore(content, route.verbatim):
             parsed = _fast(content, http)
         if parsed is None:
             parsed = await self._parsed(route.model, http)
@@ -244,6 +247,11 @@ def _json(params: Mapping[str, Any]) -> bytes | None:
         return None
 
 
+def _changed_by_botocore(content: bytes, verbatim: tuple[bytes, ...]) -> bool:
+    """Whether botocore's parser would read ``content`` otherwise than ``json.loads``."""
+    return any(key in content for key in verbatim) or NULL_MEMBER.search(content) is not None
+
+
 def _fast(content: bytes, http: Any) -> Reply | None:
     """The reply as botocore's parser reads it; ``None``: not a JSON object, for botocore."""
     try:
@@ -268,7 +276,7 @@ def _verbatim(shape: Any) -> tuple[bytes, ...]:
         return (b"",)
     names: set[str] = set()
     _changed_members(shape, names, set())
-    return (*NULLS, *(f'"{name}"'.encode() for name in sorted(names)))
+    return tuple(f'"{name}"'.encode() for name in sorted(names))
 
 
 def _changed_members(shape: Any, names: set[str], seen: set[str]) -> None:
