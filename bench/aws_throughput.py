@@ -20,7 +20,13 @@ concurrent clients as the worker's concurrency: the emulator's own write ceiling
 same run, against which the drain's DynamoDB write rate is a share.
 
     python bench/aws_throughput.py [--jobs 2000] [--round 200] [--concurrency 10]
-                                   [--cpu-jobs 200]
+                                   [--cpu-jobs 200] [--baseline-src DIR] [--turns N]
+
+``--baseline-src`` runs another tree's worker (its ``src`` directory first on
+``PYTHONPATH``) in turns with this one's on the same emulator, for before/after
+figures from one run. "after start" counts the worker's CPU from its first completed
+job, leaving out its start-up (importing aiobotocore, opening clients: about 0.25 s of
+CPU, a millisecond per job over 200 jobs).
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ class Drain:
     def __init__(self, queue: JobQueue, concurrency: int) -> None:
         self.completed = 0
         self.first_at = 0.0  # perf_counter() at the first completion
+        self.first_cpu = 0.0  # process_time() at the first completion
         self._target = 0
         self._reached = asyncio.Event()
         self.worker = JobWorker(
@@ -87,7 +94,7 @@ class Drain:
     def _on_complete(self, job: Job) -> None:
         self.completed += 1
         if self.completed == 1:
-            self.first_at = time.perf_counter()
+            self.first_at, self.first_cpu = time.perf_counter(), time.process_time()
         if self.completed >= self._target:
             self._reached.set()
 
@@ -143,10 +150,15 @@ async def serve(endpoint: str, prefix: str, jobs: int, concurrency: int) -> dict
     cpu, started = time.process_time(), time.perf_counter()
     drain.worker.start()
     await drain.until(jobs)
-    cpu, ended = time.process_time() - cpu, time.perf_counter()
+    ended_cpu, ended = time.process_time(), time.perf_counter()
     await drain.worker.stop()
     await store.aclose()
-    return {"cpu": cpu, "seconds": ended - started, "first": drain.first_at - started}
+    return {
+        "cpu": ended_cpu - cpu,
+        "steady_cpu": ended_cpu - drain.first_cpu,  # without start-up: imports, clients
+        "seconds": ended - started,
+        "first": drain.first_at - started,
+    }
 
 
 async def write_loop(endpoint: str, table: str, clients: int, writes: int) -> dict[str, float]:
@@ -181,25 +193,33 @@ async def write_loop(endpoint: str, table: str, clients: int, writes: int) -> di
     return {"writes": done, "seconds": time.perf_counter() - started}
 
 
-def child(mode: str, *args: str) -> dict[str, float]:
+def child(mode: str, *args: str, src: str | None = None) -> dict[str, float]:
+    """Run this file in a subprocess; ``src``: the sqsjobs sources it imports instead."""
     command = [sys.executable, __file__, f"--{mode}", *args]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    figures: dict[str, float] = json.loads(output)
+    environment = dict(os.environ)
+    if src is not None:
+        environment["PYTHONPATH"] = os.pathsep.join([src, environment.get("PYTHONPATH", "")])
+    run = subprocess.run(command, check=True, capture_output=True, text=True, env=environment)
+    figures: dict[str, float] = json.loads(run.stdout)
     return figures
 
 
-def worker_cost(endpoint: str, jobs: int, concurrency: int) -> None:
+def worker_cost(
+    endpoint: str, jobs: int, concurrency: int, label: str = "", src: str | None = None
+) -> None:
     prefix = f"cpu-{uuid.uuid4().hex[:8]}"
     store = SqsJobStore.create(prefix, endpoint_url=endpoint)
     asyncio.run(enqueue(JobQueue(store), jobs))
-    drained = child("worker", endpoint, prefix, str(jobs), str(concurrency))
+    drained = child("worker", endpoint, prefix, str(jobs), str(concurrency), src=src)
     ceiling = child("ceiling", endpoint, store.table_name, str(concurrency), str(2 * jobs))
     rate = jobs / drained["seconds"]
     ceiling_rate = ceiling["writes"] / ceiling["seconds"]
-    print(f"\nworker in its own process, {jobs} jobs, concurrency {concurrency}:")
+    steady = 1000 * drained["steady_cpu"] / (jobs - 1)
+    print(f"\nworker in its own process{label}, {jobs} jobs, concurrency {concurrency}:")
     print(f"  drain          {rate:8.1f} jobs/s ({2 * rate:.1f} UpdateItem/s)")
     print(f"  first job done {drained['first']:8.2f} s after the worker started")
     print(f"  worker CPU     {1000 * drained['cpu'] / jobs:8.2f} ms per job")
+    print(f"    after start  {steady:8.2f} ms per job (from the first job's completion)")
     print(f"  ceiling        {ceiling_rate:8.1f} conditional UpdateItem/s ({concurrency} clients)")
     print(f"  drain share    {2 * rate / ceiling_rate:8.0%} of the emulator's write ceiling")
 
@@ -210,6 +230,11 @@ def main() -> None:
     parser.add_argument("--round", type=int, default=200, help="jobs per enqueue/drain round")
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--cpu-jobs", type=int, default=200, help="jobs for the worker's CPU")
+    parser.add_argument(
+        "--baseline-src",
+        help="another tree's src/: its worker's cost too, in turns with this one's",
+    )
+    parser.add_argument("--turns", type=int, default=1, help="worker-cost runs (each tree)")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--ceiling", nargs=4, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -229,7 +254,16 @@ def main() -> None:
             measure(endpoint, counter, options.jobs, options.round, options.concurrency)
         )
         report(phases, options.jobs)
-        worker_cost(endpoint, options.cpu_jobs, options.concurrency)
+        for turn in range(options.turns):
+            if options.baseline_src:
+                label = f" (baseline {options.baseline_src}, turn {turn + 1})"
+                worker_cost(
+                    endpoint, options.cpu_jobs, options.concurrency, label, src=options.baseline_src
+                )
+                label = f" (this tree, turn {turn + 1})"
+            else:
+                label = ""
+            worker_cost(endpoint, options.cpu_jobs, options.concurrency, label)
 
 
 if __name__ == "__main__":

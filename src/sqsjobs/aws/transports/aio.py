@@ -35,6 +35,7 @@ from ..wire.protocol import Call, Reply, Service
 from .boto import new_session
 from .endpoint import Endpoint
 from .errors import NO_RESPONSE, no_response, translate
+from .lean import LeanSender
 
 
 class AioTransport:
@@ -48,6 +49,9 @@ class AioTransport:
         self._loops: dict[asyncio.AbstractEventLoop, _LoopClients] = {}
 
     async def client(self, service: Service) -> Any:
+        return (await self._opened(service))[0]
+
+    async def _opened(self, service: Service) -> tuple[Any, LeanSender | None]:
         loop = asyncio.get_running_loop()
         clients = self._loops.get(loop)
         if clients is None:
@@ -64,9 +68,12 @@ class AioTransport:
         )
 
     async def __call__(self, call: Call) -> Reply:
-        method = getattr(await self.client(call.service), call.operation)
+        client, lean = await self._opened(call.service)
         try:
-            reply: Reply = await method(**call.params)
+            if lean is None:
+                reply: Reply = await getattr(client, call.operation)(**call.params)
+            else:
+                reply = await lean(call.operation, call.params)
         except ClientError as error:
             raise translate(error, call.operation) from None
         except NO_RESPONSE as error:
@@ -95,7 +102,7 @@ class _LoopClients:
 
     def __init__(self, open_client: Callable[[Service], Any]) -> None:
         self._open = open_client
-        self._clients: dict[Service, Any] = {}
+        self._clients: dict[Service, tuple[Any, LeanSender | None]] = {}
         self._stack = AsyncExitStack()
         self._lock = asyncio.Lock()
         self._keeper: AsyncGenerator[None, None] | None = None
@@ -104,7 +111,8 @@ class _LoopClients:
     def is_open(self) -> bool:
         return bool(self._clients)
 
-    async def client(self, service: Service) -> Any:
+    async def client(self, service: Service) -> tuple[Any, LeanSender | None]:
+        """The service's client, and the sender of its hot requests (``lean``)."""
         client = self._clients.get(service)
         if client is not None:
             return client
@@ -114,7 +122,7 @@ class _LoopClients:
                     self._keeper = self._until_shutdown()
                     await anext(self._keeper)
                 opened = await self._stack.enter_async_context(self._open(service))
-                self._clients[service] = opened
+                self._clients[service] = (opened, LeanSender.of(opened))
             return self._clients[service]
 
     async def _until_shutdown(self) -> AsyncGenerator[None, None]:
