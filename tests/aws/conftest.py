@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 import pytest
 
+from sqsjobs import JobQueue
 from sqsjobs.aws import SqsJobStore
 
 from .emulator import shared_endpoint, unique_prefix
@@ -38,6 +39,26 @@ async def store(aws_endpoint: str, prefix: str) -> AsyncIterator[SqsJobStore]:
         yield made
     finally:
         await made.aclose()
+
+
+@pytest.fixture
+def dynamodb(aws_endpoint: str) -> Iterator[Any]:
+    """A plain boto3 DynamoDB client, to read and write items as they are stored."""
+    client = boto3.client("dynamodb", endpoint_url=aws_endpoint)
+    yield client
+    client.close()
+
+
+async def all_ids(jobs: JobQueue, limit: int = 50, **filters: Any) -> list[str]:
+    """Every job ``list`` returns for ``filters``, page after page, in order."""
+    ids: list[str] = []
+    cursor = None
+    while True:
+        page = await jobs.list(limit=limit, cursor=cursor, **filters)
+        ids += [job.id for job in page.jobs]
+        if page.next_cursor is None:
+            return ids
+        cursor = page.next_cursor
 
 
 @pytest.fixture

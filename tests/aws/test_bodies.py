@@ -9,10 +9,8 @@ expire before its record could be read again.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 
 from sqsjobs import JobContext, JobFatalError, JobQueue, JobStatus, JobWorker
@@ -29,13 +27,6 @@ DEAD_RETENTION = 1_209_600.0  # the store's default, 14 days
 def long_payload(n: int) -> dict[str, Any]:
     """3 KB of JSON that no compression brings within the record, with unicode."""
     return {"order": n, "note": "Grüße aus Köln", **random_document(3_000, seed=n)}
-
-
-@pytest.fixture
-def dynamodb(aws_endpoint: str) -> Iterator[Any]:
-    client = boto3.client("dynamodb", endpoint_url=aws_endpoint)
-    yield client
-    client.close()
 
 
 def item(dynamodb: Any, table: str, key: str) -> dict[str, Any] | None:

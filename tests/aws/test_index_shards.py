@@ -19,7 +19,7 @@ import pytest
 from sqsjobs import EnqueueRequest, JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
 
-from .conftest import QUEUES
+from .conftest import QUEUES, all_ids
 from .emulator import COUNTER
 
 TENANTS = ("acme", "umbrella", "globex-2")
@@ -52,17 +52,6 @@ def _requests(n: int, tenant_offset: int = 0, name: str = "report.build") -> lis
         )
         for i in range(n)
     ]
-
-
-async def _all_ids(jobs: JobQueue, **filters: Any) -> list[str]:
-    ids: list[str] = []
-    cursor = None
-    while True:
-        page = await jobs.list(limit=50, cursor=cursor, **filters)
-        ids += [j.id for j in page.jobs]
-        if page.next_cursor is None:
-            return ids
-        cursor = page.next_cursor
 
 
 @pytest.mark.parametrize("shards", [1, 8])
@@ -120,9 +109,9 @@ async def test_a_store_with_eight_shards_finds_every_job_written_with_four(
         assert {int(keys[j.id].split("#")[1]) for j in before} == {0, 1, 2, 3}
         assert max(int(keys[j.id].split("#")[1]) for j in after) >= 4
 
-        listed = await _all_ids(JobQueue(new))
+        listed = await all_ids(JobQueue(new))
         assert sorted(listed) == sorted(j.id for j in before + after)
-        acme = await _all_ids(JobQueue(new), tenant="acme", queue="default")
+        acme = await all_ids(JobQueue(new), tenant="acme", queue="default")
         expected = [j.id for j in before + after if j.tenant == "acme" and j.queue == "default"]
         assert sorted(acme) == sorted(expected)
         counts: Counter[JobStatus] = Counter()
@@ -135,7 +124,7 @@ async def test_a_store_with_eight_shards_finds_every_job_written_with_four(
         assert await new.complete(job.id, job.lease_token or "", time.time(), {"ok": True})
         done = _index_keys(aws_endpoint, new.table_name)[job.id]
         assert done == f"default#{zlib.crc32(job.id.encode()) % 4}"
-        completed = await _all_ids(JobQueue(new), status=JobStatus.COMPLETED)
+        completed = await all_ids(JobQueue(new), status=JobStatus.COMPLETED)
         assert completed == [job.id]
 
         # Every queued job is older than a zero grace: the reconciler finds all of them.
@@ -143,7 +132,7 @@ async def test_a_store_with_eight_shards_finds_every_job_written_with_four(
         assert report.resent == 75
 
         # Shrinking is what the docs forbid: four shards no longer see the higher ones.
-        seen_by_old = set(await _all_ids(JobQueue(old)))
+        seen_by_old = set(await all_ids(JobQueue(old)))
         keys = _index_keys(aws_endpoint, new.table_name)
         hidden = {j for j, key in keys.items() if int(key.split("#")[1]) >= 4}
         assert hidden and not hidden & seen_by_old

@@ -13,27 +13,16 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Iterator
 from typing import Any
-
-import boto3
-import pytest
 
 from sqsjobs import Job, JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire.items import index_pk, index_sk, item_from_job
 
-from .conftest import QUEUES, SKEW
+from .conftest import QUEUES, SKEW, all_ids
 from .emulator import COUNTER
 
 TENANTS = ("acme", "umbrella", "globex-2")
-
-
-@pytest.fixture
-def dynamodb(aws_endpoint: str) -> Iterator[Any]:
-    client = boto3.client("dynamodb", endpoint_url=aws_endpoint)
-    yield client
-    client.close()
 
 
 def make_previous_table(dynamodb: Any, table: str) -> None:
@@ -124,9 +113,9 @@ async def test_a_previous_table_gains_the_new_index_and_every_reader_sees_both_l
             for n in range(4)
         ]
         everyone = [job.id for job in [*old[:6], finished, *new]]  # oldest first
-        assert await all_ids(queue) == everyone
-        assert await all_ids(queue, status=JobStatus.COMPLETED) == [finished.id]
-        assert await all_ids(queue, tenant="acme", queue="default") == [
+        assert await all_ids(queue, 3) == everyone
+        assert await all_ids(queue, 3, status=JobStatus.COMPLETED) == [finished.id]
+        assert await all_ids(queue, 3, tenant="acme", queue="default") == [
             job.id
             for job in [*old, finished, *new]
             if job.tenant == "acme" and job.queue == "default"
@@ -152,8 +141,8 @@ async def test_a_previous_table_gains_the_new_index_and_every_reader_sees_both_l
             await worker.run_once()
         assert sorted(ran) == sorted(job.id for job in [*old, *new])
         # Each job once, each completed: the old ones still listed through by_status.
-        assert await all_ids(queue, status=JobStatus.COMPLETED) == everyone
-        assert await all_ids(queue, status=[JobStatus.QUEUED, JobStatus.RUNNING]) == []
+        assert await all_ids(queue, 3, status=JobStatus.COMPLETED) == everyone
+        assert await all_ids(queue, 3, status=[JobStatus.QUEUED, JobStatus.RUNNING]) == []
         counts = await total_counts(store)
         assert (counts[JobStatus.QUEUED], counts[JobStatus.COMPLETED]) == (0, 11)
         stored = dynamodb.get_item(TableName=table, Key={"pk": {"S": f"job#{old[0].id}"}})["Item"]
@@ -182,17 +171,6 @@ async def test_a_store_given_only_the_table_finds_the_previous_index_once(
         assert spent.requests[("dynamodb", "Query")] == 1 + 2 * 2 * 4
     finally:
         await plain.aclose()
-
-
-async def all_ids(jobs: JobQueue, **filters: Any) -> list[str]:
-    ids: list[str] = []
-    cursor = None
-    while True:
-        page = await jobs.list(limit=3, cursor=cursor, **filters)
-        ids += [job.id for job in page.jobs]
-        if page.next_cursor is None:
-            return ids
-        cursor = page.next_cursor
 
 
 async def total_counts(store: SqsJobStore) -> dict[JobStatus, int]:
