@@ -10,6 +10,7 @@ and dropped connections.
 
 from __future__ import annotations
 
+import datetime
 import json
 import socket
 import time
@@ -29,6 +30,15 @@ from .conftest import FaultyAws
 from .faulty_aws import OBSERVER_CONFIG, Fault, FaultPlan
 
 SIGNED = ("Authorization", "X-Amz-Date", "amz-sdk-invocation-id", "amz-sdk-request")
+# What SigV4Auth adds, or botocore after it: the rest of a request is what it signs.
+SIGNED_BY_V4 = (
+    "Authorization",
+    "X-Amz-Date",
+    "X-Amz-Security-Token",
+    "amz-sdk-invocation-id",
+    "amz-sdk-request",
+    "Content-Length",
+)
 
 
 class Sent:
@@ -401,3 +411,56 @@ async def test_an_unsigned_client_sends_unsigned_lean_requests(
         assert [("Authorization" in r.headers) for r in sent] == [False, False]
         ordinary, lean_reply = (without_metadata(reply) for reply in replies)
         assert lean_reply == ordinary
+
+
+async def test_the_lean_signature_is_the_one_botocore_makes_for_the_request(
+    transport: AioTransport, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At one instant, the lean request's ``Authorization`` is what ``SigV4Auth`` signs
+    for its URL, headers and body (the emulator checks no signature)."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+
+    await transport(update(table, "sig-1", time.time()))
+    sent = await watch(transport, "dynamodb", monkeypatch)
+    instant = datetime.datetime.fromtimestamp(time.time(), datetime.UTC).replace(tzinfo=None)
+    monkeypatch.setattr("botocore.auth.get_current_datetime", lambda: instant)
+    await transport(update(table, "sig-1", time.time()))
+    (lean,) = sent.requests
+    client, _ = await transport._opened("dynamodb")
+    plain = {n: v.decode() for n, v in lean.headers.items() if n not in SIGNED_BY_V4}
+    request = AWSRequest(method="POST", url=lean.url, data=lean.body, headers=plain)
+    credentials = await client._request_signer._credentials.get_frozen_credentials()
+    SigV4Auth(credentials, "dynamodb", client.meta.region_name).add_auth(request)
+    assert lean.headers["Authorization"].decode() == request.headers["Authorization"]
+    assert lean.headers["X-Amz-Date"].decode() == request.headers["X-Amz-Date"]
+
+
+async def test_another_signer_signs_lean_requests_as_botocore_runs_it(
+    transport: AioTransport, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signer class other than plain SigV4 (a subclass, here) is run on an AWSRequest."""
+    from botocore.auth import SigV4Auth
+
+    class Marked(SigV4Auth):  # type: ignore[misc]
+        def add_auth(self, request: Any) -> None:
+            super().add_auth(request)
+            request.headers["X-Signed-By"] = "marked-ünï".encode()
+
+    await transport(update(table, "other-1", time.time()))
+    sent = await watch(transport, "dynamodb", monkeypatch)
+    client, _ = await transport._opened("dynamodb")
+    signer = client._request_signer
+    original = signer.get_auth_instance
+
+    async def marked(**kwargs: Any) -> Any:
+        auth = await original(**kwargs)
+        return Marked(auth.credentials, auth._service_name, auth._region_name)
+
+    monkeypatch.setattr(signer, "get_auth_instance", marked)
+    reply = await transport(update(table, "other-1", time.time()))
+    assert sent.lean == 1
+    (lean,) = sent.requests
+    assert lean.headers["X-Signed-By"] == "marked-ünï".encode()
+    assert lean.headers["Authorization"].startswith(b"AWS4-HMAC-SHA256 Credential=")
+    assert reply["Attributes"]["attempts"] == {"N": "2"}
