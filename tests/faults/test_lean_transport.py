@@ -464,3 +464,56 @@ async def test_another_signer_signs_lean_requests_as_botocore_runs_it(
     assert lean.headers["X-Signed-By"] == "marked-ünï".encode()
     assert lean.headers["Authorization"].startswith(b"AWS4-HMAC-SHA256 Credential=")
     assert reply["Attributes"]["attempts"] == {"N": "2"}
+
+
+async def test_a_first_reply_skips_only_what_the_retry_handler_would_pass(
+    transport: AioTransport, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2xx first reply leaves the standard handler out, not another; a wrong CRC32 is
+    retried as botocore retries it."""
+    await transport(update(table, "crc-1", time.time()))
+    client, lean = await transport._opened("dynamodb")
+    assert isinstance(lean, LeanSender)
+    endpoint = client._endpoint
+    asked: list[int] = []  # attempts for which the lean path emitted needs-retry
+    needs_retry = endpoint._needs_retry
+
+    async def counted(attempts: int, *args: Any) -> Any:
+        asked.append(attempts)
+        return await needs_retry(attempts, *args)
+
+    monkeypatch.setattr(endpoint, "_needs_retry", counted)
+    observed: list[int] = []
+
+    def observer(attempts: int, **kwargs: Any) -> None:
+        observed.append(attempts)
+
+    client.meta.events.register("needs-retry.dynamodb.UpdateItem", observer, unique_id="seen")
+    sent = await watch(transport, "dynamodb", monkeypatch)
+    reply = await transport(update(table, "crc-1", time.time()))
+    assert (asked, observed, sent.lean) == ([1], [1], 1)  # another handler: the event runs
+    assert reply["Attributes"]["attempts"] == {"N": "2"}
+    client.meta.events.unregister("needs-retry.dynamodb.UpdateItem", unique_id="seen")
+    await transport(update(table, "crc-1", time.time()))
+    assert asked == [1, 1]  # the emitter's cache was dropped: the event finds the handlers
+    reply = await transport(update(table, "crc-1", time.time()))
+    assert (asked, sent.lean) == ([1, 1], 3)  # the standard handler alone would pass it
+    assert reply["ResponseMetadata"]["RetryAttempts"] == 0
+    asked.clear()
+    send = endpoint.http_session.send
+    corrupted: list[bytes] = []
+
+    async def corrupting(request: Any) -> Any:
+        response = await send(request)
+        if not corrupted:
+            corrupted.append(request.headers["amz-sdk-request"])
+            response.headers["x-amz-crc32"] = "12345"
+        return response
+
+    monkeypatch.setattr(endpoint.http_session, "send", corrupting)
+    reply = await transport(update(table, "crc-1", time.time()))
+    assert corrupted == [b"attempt=1"]
+    assert asked == [1, 2]  # the handler saw the wrong checksum, and then the good one
+    assert reply["ResponseMetadata"]["RetryAttempts"] == 1
+    assert reply["Attributes"]["attempts"] == {"N": "6"}  # both attempts wrote
+    assert sent.lean == 5

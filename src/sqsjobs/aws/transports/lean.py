@@ -19,7 +19,8 @@ with the client's own parts:
   and the translation of aiohttp's failures into botocore's exceptions);
 - retries: the client's own standard-mode handler and retry quota, through its
   ``needs-retry`` and ``after-call`` events, with the ``amz-sdk-request`` headers
-  botocore writes;
+  botocore writes (a first 2xx reply that handler would pass, ``lean_retry``, skips
+  ``needs-retry`` only);
 - replies: ``json.loads``, as botocore's parser returns them, unless the body holds
   what that parser would change (a blob or timestamp member, a null), is no JSON
   object, or the request failed: then botocore's parser reads it, and the error
@@ -44,6 +45,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSRequest  # type: ignore[i
 from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped]
 
 from ..wire.protocol import Reply
+from .lean_retry import FirstReplies
 from .lean_sign import Plan, Signer, plan
 
 # The operations a worker sends for every job (claims, outcomes, receives, deletes,
@@ -108,6 +110,7 @@ class LeanSender:
         )
         self._routes: dict[str, Route | None] = {}
         self._sigv4 = Signer()
+        self._first_replies = FirstReplies(client)
         self._noting: dict[str, dict[str, Any]] = {}  # by API name, while it is learnt
         client.meta.events.register(f"before-sign.{self._event_id}", self._note_signing)
         client.meta.events.register(f"before-send.{self._event_id}", self._note_request)
@@ -188,7 +191,10 @@ class LeanSender:
         attempts = 1
         self._endpoint._update_retries_context(context, attempts)
         response, error = await self._attempt(route, body, context)
-        while await self._endpoint._needs_retry(attempts, model, request_dict, response, error):
+        retried = error is not None or not await self._settled(model, response, context)
+        while retried and await self._endpoint._needs_retry(
+            attempts, model, request_dict, response, error
+        ):
             attempts += 1
             self._endpoint._update_retries_context(context, attempts, response)
             response, error = await self._attempt(route, body, context)
@@ -201,6 +207,13 @@ class LeanSender:
         if "ResponseMetadata" in parsed:
             parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
         return await self._outcome(model, http, parsed, context)
+
+    async def _settled(self, model: Any, response: Any, context: dict[str, Any]) -> bool:
+        """A first reply that botocore's standard retry handler would pass (``lean_retry``)."""
+        http, parsed = response
+        content: bytes = await http.content
+        event_name = f"needs-retry.{self._event_id}.{model.name}"
+        return self._first_replies.settled(event_name, http, parsed, content, context)
 
     async def _attempt(
         self, route: Route, body: bytes, context: dict[str, Any]
@@ -283,7 +296,9 @@ def _json(params: Mapping[str, Any]) -> bytes | None:
 
 def _changed_by_botocore(content: bytes, verbatim: tuple[bytes, ...]) -> bool:
     """Whether botocore's parser would read ``content`` otherwise than ``json.loads``."""
-    return any(key in content for key in verbatim) or NULL_MEMBER.search(content) is not None
+    if any(key in content for key in verbatim):
+        return True
+    return b"null" in content and NULL_MEMBER.search(content) is not None
 
 
 def _fast(content: bytes, http: Any) -> Reply | None:
