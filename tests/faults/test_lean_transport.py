@@ -10,6 +10,7 @@ and dropped connections.
 
 from __future__ import annotations
 
+import datetime
 import json
 import socket
 import time
@@ -29,6 +30,15 @@ from .conftest import FaultyAws
 from .faulty_aws import OBSERVER_CONFIG, Fault, FaultPlan
 
 SIGNED = ("Authorization", "X-Amz-Date", "amz-sdk-invocation-id", "amz-sdk-request")
+# What SigV4Auth adds, or botocore after it: the rest of a request is what it signs.
+SIGNED_BY_V4 = (
+    "Authorization",
+    "X-Amz-Date",
+    "X-Amz-Security-Token",
+    "amz-sdk-invocation-id",
+    "amz-sdk-request",
+    "Content-Length",
+)
 
 
 class Sent:
@@ -401,3 +411,110 @@ async def test_an_unsigned_client_sends_unsigned_lean_requests(
         assert [("Authorization" in r.headers) for r in sent] == [False, False]
         ordinary, lean_reply = (without_metadata(reply) for reply in replies)
         assert lean_reply == ordinary
+
+
+async def test_the_lean_signature_is_the_one_botocore_makes_for_the_request(
+    transport: AioTransport, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At one instant, the lean request's ``Authorization`` is what ``SigV4Auth`` signs
+    for its URL, headers and body (the emulator checks no signature)."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+
+    await transport(update(table, "sig-1", time.time()))
+    sent = await watch(transport, "dynamodb", monkeypatch)
+    instant = datetime.datetime.fromtimestamp(time.time(), datetime.UTC).replace(tzinfo=None)
+    monkeypatch.setattr("botocore.auth.get_current_datetime", lambda: instant)
+    await transport(update(table, "sig-1", time.time()))
+    (lean,) = sent.requests
+    client, _ = await transport._opened("dynamodb")
+    plain = {n: v.decode() for n, v in lean.headers.items() if n not in SIGNED_BY_V4}
+    request = AWSRequest(method="POST", url=lean.url, data=lean.body, headers=plain)
+    credentials = await client._request_signer._credentials.get_frozen_credentials()
+    SigV4Auth(credentials, "dynamodb", client.meta.region_name).add_auth(request)
+    assert lean.headers["Authorization"].decode() == request.headers["Authorization"]
+    assert lean.headers["X-Amz-Date"].decode() == request.headers["X-Amz-Date"]
+
+
+async def test_another_signer_signs_lean_requests_as_botocore_runs_it(
+    transport: AioTransport, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signer class other than plain SigV4 (a subclass, here) is run on an AWSRequest."""
+    from botocore.auth import SigV4Auth
+
+    class Marked(SigV4Auth):  # type: ignore[misc]
+        def add_auth(self, request: Any) -> None:
+            super().add_auth(request)
+            request.headers["X-Signed-By"] = "marked-ünï".encode()
+
+    await transport(update(table, "other-1", time.time()))
+    sent = await watch(transport, "dynamodb", monkeypatch)
+    client, _ = await transport._opened("dynamodb")
+    signer = client._request_signer
+    original = signer.get_auth_instance
+
+    async def marked(**kwargs: Any) -> Any:
+        auth = await original(**kwargs)
+        return Marked(auth.credentials, auth._service_name, auth._region_name)
+
+    monkeypatch.setattr(signer, "get_auth_instance", marked)
+    reply = await transport(update(table, "other-1", time.time()))
+    assert sent.lean == 1
+    (lean,) = sent.requests
+    assert lean.headers["X-Signed-By"] == "marked-ünï".encode()
+    assert lean.headers["Authorization"].startswith(b"AWS4-HMAC-SHA256 Credential=")
+    assert reply["Attributes"]["attempts"] == {"N": "2"}
+
+
+async def test_a_first_reply_skips_only_what_the_retry_handler_would_pass(
+    transport: AioTransport, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2xx first reply leaves the standard handler out, not another; a wrong CRC32 is
+    retried as botocore retries it."""
+    await transport(update(table, "crc-1", time.time()))
+    client, lean = await transport._opened("dynamodb")
+    assert isinstance(lean, LeanSender)
+    endpoint = client._endpoint
+    asked: list[int] = []  # attempts for which the lean path emitted needs-retry
+    needs_retry = endpoint._needs_retry
+
+    async def counted(attempts: int, *args: Any) -> Any:
+        asked.append(attempts)
+        return await needs_retry(attempts, *args)
+
+    monkeypatch.setattr(endpoint, "_needs_retry", counted)
+    observed: list[int] = []
+
+    def observer(attempts: int, **kwargs: Any) -> None:
+        observed.append(attempts)
+
+    client.meta.events.register("needs-retry.dynamodb", observer, unique_id="seen")  # after it
+    sent = await watch(transport, "dynamodb", monkeypatch)
+    for _ in range(2):  # the first finds the handlers (registering dropped the cache)
+        reply = await transport(update(table, "crc-1", time.time()))
+    assert (asked, observed, sent.lean) == ([1, 1], [1, 1], 2)  # another handler: the event
+    assert reply["Attributes"]["attempts"] == {"N": "3"}
+    client.meta.events.unregister("needs-retry.dynamodb", unique_id="seen")
+    await transport(update(table, "crc-1", time.time()))
+    assert asked == [1, 1, 1]  # the emitter's cache was dropped: the event finds the handlers
+    reply = await transport(update(table, "crc-1", time.time()))
+    assert (asked, sent.lean) == ([1, 1, 1], 4)  # the standard handler alone would pass it
+    assert reply["ResponseMetadata"]["RetryAttempts"] == 0
+    asked.clear()
+    send = endpoint.http_session.send
+    corrupted: list[bytes] = []
+
+    async def corrupting(request: Any) -> Any:
+        response = await send(request)
+        if not corrupted:
+            corrupted.append(request.headers["amz-sdk-request"])
+            response.headers["x-amz-crc32"] = "12345"
+        return response
+
+    monkeypatch.setattr(endpoint.http_session, "send", corrupting)
+    reply = await transport(update(table, "crc-1", time.time()))
+    assert corrupted == [b"attempt=1"]
+    assert asked == [1, 2]  # the handler saw the wrong checksum, and then the good one
+    assert reply["ResponseMetadata"]["RetryAttempts"] == 1
+    assert reply["Attributes"]["attempts"] == {"N": "7"}  # both attempts wrote
+    assert sent.lean == 6

@@ -13,12 +13,14 @@ with the client's own parts:
   headers as botocore's endpoint rules and configuration made them, and the signing
   name and region it signed for (``before-sign``). Later calls reuse them;
 - signing: the client's signer (``get_auth_instance``: its credentials, refreshed as
-  they expire) and botocore's ``SigV4Auth``, fresh for every attempt;
+  they expire), for every attempt; SigV4 from the route's fixed canonical parts
+  (``lean_sign``), any other signer as botocore runs it;
 - sending: the client's aiohttp session (its pool, timeouts, proxies and TLS settings,
   and the translation of aiohttp's failures into botocore's exceptions);
 - retries: the client's own standard-mode handler and retry quota, through its
   ``needs-retry`` and ``after-call`` events, with the ``amz-sdk-request`` headers
-  botocore writes;
+  botocore writes (a first 2xx reply that handler would pass, ``lean_retry``, skips
+  ``needs-retry`` only);
 - replies: ``json.loads``, as botocore's parser returns them, unless the body holds
   what that parser would change (a blob or timestamp member, a null), is no JSON
   object, or the request failed: then botocore's parser reads it, and the error
@@ -38,10 +40,13 @@ from typing import Any, NamedTuple
 from aiobotocore.client import AioBaseClient  # type: ignore[import-untyped]
 from aiobotocore.endpoint import convert_to_response_dict  # type: ignore[import-untyped]
 from botocore import UNSIGNED  # type: ignore[import-untyped]
-from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
-from botocore.handlers import add_retry_headers  # type: ignore[import-untyped]
+from botocore import auth as botocore_auth
+from botocore.awsrequest import AWSPreparedRequest, AWSRequest  # type: ignore[import-untyped]
+from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped]
 
 from ..wire.protocol import Reply
+from .lean_retry import FirstReplies
+from .lean_sign import Plan, Signer, plan
 
 # The operations a worker sends for every job (claims, outcomes, receives, deletes,
 # visibility changes, re-sends): JSON protocol, no idempotency tokens, no host prefix.
@@ -72,6 +77,8 @@ PER_ATTEMPT = frozenset(
         "content-length",
     }
 )
+# The counters ``add_retry_headers`` writes into ``amz-sdk-request``, in its order.
+RETRY_KEYS = ("ttl", "attempt", "max")
 # A member whose value is null, which botocore's parser drops: a key's closing quote
 # (not preceded by an odd run of backslashes, so no quote inside a string) then null.
 NULL_MEMBER = re.compile(rb'(?<!\\)(?:\\\\)*"\s*:\s*null')
@@ -85,6 +92,8 @@ class Route(NamedTuple):
     headers: tuple[tuple[str, str], ...]
     auth: Mapping[str, Any]  # get_auth_instance's arguments
     verbatim: tuple[bytes, ...]  # keys whose values botocore's parser would change
+    plan: Plan  # the canonical request's fixed parts, for SigV4
+    wire: tuple[tuple[str, bytes], ...]  # ``headers`` encoded, as botocore sends them
 
 
 class LeanSender:
@@ -100,6 +109,8 @@ class LeanSender:
             client.meta.service_model.resolved_protocol
         )
         self._routes: dict[str, Route | None] = {}
+        self._sigv4 = Signer()
+        self._first_replies = FirstReplies(client)
         self._noting: dict[str, dict[str, Any]] = {}  # by API name, while it is learnt
         client.meta.events.register(f"before-sign.{self._event_id}", self._note_signing)
         client.meta.events.register(f"before-send.{self._event_id}", self._note_request)
@@ -167,7 +178,10 @@ class LeanSender:
             return None
         model = self._client.meta.service_model.operation_model(api_name)
         verbatim = _verbatim(model.output_shape)
-        return Route(model, noted["url"], noted["headers"], noted["auth"], verbatim)
+        url, headers, auth = noted["url"], noted["headers"], noted["auth"]
+        signing = plan(url, headers, auth["region_name"], auth["signing_name"])
+        wire = tuple((name, value.encode()) for name, value in headers)
+        return Route(model, url, headers, auth, verbatim, signing, wire)
 
     async def _send(self, route: Route, body: bytes) -> Reply:
         """botocore's attempt loop (``Endpoint._send_request``) over a prebuilt request."""
@@ -177,7 +191,10 @@ class LeanSender:
         attempts = 1
         self._endpoint._update_retries_context(context, attempts)
         response, error = await self._attempt(route, body, context)
-        while await self._endpoint._needs_retry(attempts, model, request_dict, response, error):
+        retried = error is not None or not await self._settled(model, response, context)
+        while retried and await self._endpoint._needs_retry(
+            attempts, model, request_dict, response, error
+        ):
             attempts += 1
             self._endpoint._update_retries_context(context, attempts, response)
             response, error = await self._attempt(route, body, context)
@@ -191,20 +208,28 @@ class LeanSender:
             parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
         return await self._outcome(model, http, parsed, context)
 
+    async def _settled(self, model: Any, response: Any, context: dict[str, Any]) -> bool:
+        """A first reply that botocore's standard retry handler would pass (``lean_retry``)."""
+        http, parsed = response
+        content: bytes = await http.content
+        event_name = f"needs-retry.{self._event_id}.{model.name}"
+        return self._first_replies.settled(event_name, http, parsed, content, context)
+
     async def _attempt(
         self, route: Route, body: bytes, context: dict[str, Any]
     ) -> tuple[Any, Exception | None]:
-        request = AWSRequest(method="POST", url=route.url, data=body, headers=dict(route.headers))
-        request.context = context
-        if route.auth["signature_version"] is not UNSIGNED:  # as ``RequestSigner.sign``
-            auth = await self._signer.get_auth_instance(**route.auth)
-            auth.add_auth(request)
-        add_retry_headers(request)  # unsigned, as botocore adds them (``before-send``)
-        for name, value in request.headers.items():  # as botocore's ``create_request``
-            if isinstance(value, str):
-                request.headers[name] = value.encode()
+        """One attempt, its headers in botocore's order: the route's, the signature's,
+        the retry counters (``add_retry_headers``), the length (``AWSRequest.prepare``);
+        values as bytes but the length, as botocore's ``create_request`` leaves them."""
+        headers = await self._signed(route, body, context)
+        retries = context["retries"]
+        counters = "; ".join(f"{key}={retries[key]}" for key in RETRY_KEYS if key in retries)
+        headers["amz-sdk-invocation-id"] = retries["invocation-id"].encode()
+        headers["amz-sdk-request"] = counters.encode()
+        headers["Content-Length"] = str(len(body))  # type: ignore[assignment]
+        request = AWSPreparedRequest("POST", route.url, headers, body, False)
         try:
-            http = await self._endpoint.http_session.send(request.prepare())
+            http = await self._endpoint.http_session.send(request)
             content: bytes = await http.content
         except Exception as error:  # what botocore's endpoint hands its retry handler
             return None, error
@@ -214,6 +239,28 @@ class LeanSender:
         if parsed is None:
             parsed = await self._parsed(route.model, http)
         return (http, parsed), None
+
+    async def _signed(self, route: Route, body: bytes, context: dict[str, Any]) -> dict[str, bytes]:
+        """The route's headers and the signature's, as ``RequestSigner.sign`` adds it."""
+        headers = dict(route.wire)
+        if route.auth["signature_version"] is UNSIGNED:
+            return headers
+        auth = await self._signer.get_auth_instance(**route.auth)
+        if type(auth) is botocore_auth.SigV4Auth:
+            if auth.credentials is None:
+                raise NoCredentialsError()
+            now = botocore_auth.get_current_datetime()
+            added = self._sigv4.headers(route.plan, auth.credentials, body, now)
+            context["timestamp"] = added["X-Amz-Date"]
+        else:  # another algorithm: botocore's own, on a request of its own kind
+            plain = dict(route.headers)
+            request = AWSRequest(method="POST", url=route.url, data=body, headers=plain)
+            request.context = context
+            auth.add_auth(request)
+            added = dict(request.headers.items())
+        for name, value in added.items():
+            headers[name] = value.encode() if isinstance(value, str) else value
+        return headers
 
     async def _parsed(self, model: Any, http: Any) -> Reply:
         response_dict = await convert_to_response_dict(http, model)
@@ -249,7 +296,9 @@ def _json(params: Mapping[str, Any]) -> bytes | None:
 
 def _changed_by_botocore(content: bytes, verbatim: tuple[bytes, ...]) -> bool:
     """Whether botocore's parser would read ``content`` otherwise than ``json.loads``."""
-    return any(key in content for key in verbatim) or NULL_MEMBER.search(content) is not None
+    if any(key in content for key in verbatim):
+        return True
+    return b"null" in content and NULL_MEMBER.search(content) is not None
 
 
 def _fast(content: bytes, http: Any) -> Reply | None:
