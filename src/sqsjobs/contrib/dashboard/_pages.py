@@ -8,6 +8,7 @@ the request is ever echoed into a page.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -205,21 +206,24 @@ def _refused_csrf() -> Response:
 
 
 async def retry(request: Request) -> Response:
-    if await _checked_form(request) is None:
-        return _refused_csrf()
-    job_id = request.path_params["job_id"]
-    done = await _dashboard(request).source.retry(job_id)
-    target = _path(request, "job", job_id=job_id)
-    return RedirectResponse(f"{target}?done={'retried' if done else 'not-retried'}", 303)
+    return await _job_action(request, JobSource.retry, "retried")
 
 
 async def cancel(request: Request) -> Response:
+    return await _job_action(request, JobSource.cancel, "cancelled")
+
+
+async def _job_action(
+    request: Request, action: Callable[[JobSource, str], Awaitable[bool]], done_word: str
+) -> Response:
+    """Run ``action`` on the job the path names; back to its page saying how it went."""
     if await _checked_form(request) is None:
         return _refused_csrf()
     job_id = request.path_params["job_id"]
-    done = await _dashboard(request).source.cancel(job_id)
+    done = await action(_dashboard(request).source, job_id)
     target = _path(request, "job", job_id=job_id)
-    return RedirectResponse(f"{target}?done={'cancelled' if done else 'not-cancelled'}", 303)
+    outcome = done_word if done else f"not-{done_word}"
+    return RedirectResponse(f"{target}?done={outcome}", 303)
 
 
 async def redrive(request: Request) -> Response:
