@@ -175,8 +175,8 @@ def _payloads(
     """
     claimed: list[Stored] = []
     for reply in outcomes.values():
-        if isinstance(reply, AwsError):
-            continue
+        if isinstance(reply, AwsError) or "body_until" not in reply["Attributes"]:
+            continue  # only records that keep their payload in a body are decoded here
         try:
             stored = _record(reply)
         except MalformedRecord:

@@ -93,11 +93,11 @@ def _count(
     """Both indexes' counts, added: a record is in one of them, never in both."""
     counts = {queue: dict.fromkeys(JobStatus, 0) for queue in queues}
     open_ids = yield from _count_current(layout, queues, now, counts)
-    for queue, job_ids in open_ids.items():
-        found = yield from records(layout.table, job_ids, payloads=False)
-        for stored in found.values():
-            if not stored.expired(now) and stored.job.status not in TERMINAL:
-                counts[queue][stored.job.status] += 1
+    every = [job_id for job_ids in open_ids.values() for job_id in job_ids]
+    found = (yield from records(layout.table, every, payloads=False)) if every else {}
+    for stored in found.values():
+        if not stored.expired(now) and stored.job.status not in TERMINAL:
+            counts[stored.job.queue][stored.job.status] += 1
     if layout.previous_index:
         yield from _count_previous(layout, queues, now, counts)
     return counts
