@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..._models import Job
 from ..._validation import dump_json
+from ..wire import dynamo
 from ..wire.items import (
     BODY_EXTEND_WITHIN,
     BODY_LIFE,
@@ -119,21 +120,18 @@ def keep_until(layout: Layout, job_id: str, run_at: float, now: float) -> Flow[N
     """
     if run_at <= claim_horizon(now):
         return
-    reply = yield get_record(layout.table, job_id)
+    reply = yield dynamo.get(layout.table, job_id)
     if "Item" in reply:
         yield from extend_bodies(layout, [stored_from_item(reply["Item"])], claim_horizon(run_at))
 
 
-def get_record(table: str, job_id: str) -> Call:
-    return _get_one(table, job_key(job_id))
-
-
 def get_body(table: str, job_id: str) -> Call:
-    return _get_one(table, body_key(job_id))
-
-
-def _get_one(table: str, key: Attributes) -> Call:
-    params: GetItemInputTypeDef = {"TableName": table, "Key": key, "ConsistentRead": True}
+    """A consistent read of a job's body, as ``dynamo.get`` reads its record."""
+    params: GetItemInputTypeDef = {
+        "TableName": table,
+        "Key": body_key(job_id),
+        "ConsistentRead": True,
+    }
     return Call("dynamodb", "get_item", params)
 
 
