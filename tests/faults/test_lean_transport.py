@@ -62,20 +62,24 @@ async def watch(transport: AioTransport, service: Any, monkeypatch: pytest.Monke
     """Record every request of ``transport``'s ``service`` client, and the lean attempts."""
     client, lean = await transport._opened(service)
     assert isinstance(lean, LeanSender)
-    sent, session = Sent(), client._endpoint.http_session
-    send, attempt = session.send, lean._attempt
-
-    async def recording(request: Any) -> Any:
-        sent.requests.append(request)
-        return await send(request)
+    sent, attempt = Sent(), lean._attempt
+    for session in {client._endpoint.http_session, lean._http}:  # aiohttp's, and lean_http's
+        monkeypatch.setattr(session, "send", recording(sent, session.send))
 
     async def counting(*args: Any) -> Any:
         sent.lean += 1
         return await attempt(*args)
 
-    monkeypatch.setattr(session, "send", recording)
     monkeypatch.setattr(lean, "_attempt", counting)
     return sent
+
+
+def recording(sent: Sent, send: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    async def recorded(request: Any) -> Any:
+        sent.requests.append(request)
+        return await send(request)
+
+    return recorded
 
 
 @pytest.fixture
@@ -397,18 +401,13 @@ async def test_an_unsigned_client_sends_unsigned_lean_requests(
     ) as client:
         lean = LeanSender.of(client)
         assert lean is not None
-        sent: list[Any] = []
-        send = client._endpoint.http_session.send
-
-        async def recording(request: Any) -> Any:
-            sent.append(request)
-            return await send(request)
-
-        client._endpoint.http_session.send = recording
+        sent = Sent()
+        for http in {client._endpoint.http_session, lean._http}:
+            http.send = recording(sent, http.send)
         params = {"TableName": table, "Key": {"pk": {"S": "open-1"}}}
         replies = [await lean("get_item", params) for _ in range(2)]
         assert "get_item" in lean._routes
-        assert [("Authorization" in r.headers) for r in sent] == [False, False]
+        assert [("Authorization" in r.headers) for r in sent.requests] == [False, False]
         ordinary, lean_reply = (without_metadata(reply) for reply in replies)
         assert lean_reply == ordinary
 
@@ -501,7 +500,7 @@ async def test_a_first_reply_skips_only_what_the_retry_handler_would_pass(
     assert (asked, sent.lean) == ([1, 1, 1], 4)  # the standard handler alone would pass it
     assert reply["ResponseMetadata"]["RetryAttempts"] == 0
     asked.clear()
-    send = endpoint.http_session.send
+    send = lean._http.send
     corrupted: list[bytes] = []
 
     async def corrupting(request: Any) -> Any:
@@ -511,7 +510,7 @@ async def test_a_first_reply_skips_only_what_the_retry_handler_would_pass(
             response.headers["x-amz-crc32"] = "12345"
         return response
 
-    monkeypatch.setattr(endpoint.http_session, "send", corrupting)
+    monkeypatch.setattr(lean._http, "send", corrupting)
     reply = await transport(update(table, "crc-1", time.time()))
     assert corrupted == [b"attempt=1"]
     assert asked == [1, 2]  # the handler saw the wrong checksum, and then the good one

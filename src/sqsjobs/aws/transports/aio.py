@@ -122,7 +122,10 @@ class _LoopClients:
                     self._keeper = self._until_shutdown()
                     await anext(self._keeper)
                 opened = await self._stack.enter_async_context(self._open(service))
-                self._clients[service] = (opened, LeanSender.of(opened))
+                lean = LeanSender.of(opened)
+                if lean is not None:
+                    self._stack.push_async_callback(lean.aclose)
+                self._clients[service] = (opened, lean)
             return self._clients[service]
 
     async def _until_shutdown(self) -> AsyncGenerator[None, None]:

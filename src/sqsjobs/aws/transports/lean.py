@@ -15,8 +15,9 @@ with the client's own parts:
 - signing: the client's signer (``get_auth_instance``: its credentials, refreshed as
   they expire), for every attempt; SigV4 from the route's fixed canonical parts
   (``lean_sign``), any other signer as botocore runs it;
-- sending: the client's aiohttp session (its pool, timeouts, proxies and TLS settings,
-  and the translation of aiohttp's failures into botocore's exceptions);
+- sending: ``lean_http`` with the client's timeouts, pool size and TLS settings,
+  raising the botocore exceptions aiobotocore raises; the client's aiohttp session
+  where ``lean_http`` cannot serve it (a proxy, connector arguments of the caller's);
 - retries: the client's own standard-mode handler and retry quota, through its
   ``needs-retry`` and ``after-call`` events, with the ``amz-sdk-request`` headers
   botocore writes (a first 2xx reply that handler would pass, ``lean_retry``, skips
@@ -45,6 +46,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSRequest  # type: ignore[i
 from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped]
 
 from ..wire.protocol import Reply
+from .lean_http import LeanHttp
 from .lean_retry import FirstReplies
 from .lean_sign import Plan, Signer, plan
 
@@ -105,6 +107,8 @@ class LeanSender:
         self._event_id = client.meta.service_model.service_id.hyphenize()
         self._endpoint = client._endpoint
         self._signer = client._request_signer
+        session = self._endpoint.http_session
+        self._http: Any = LeanHttp.serving(session, client.meta.config) or session
         self._parser = self._endpoint._response_parser_factory.create_parser(
             client.meta.service_model.resolved_protocol
         )
@@ -119,6 +123,11 @@ class LeanSender:
     def of(cls, client: Any) -> LeanSender | None:
         """A sender for a real aiobotocore client; ``None`` for anything else."""
         return cls(client) if isinstance(client, AioBaseClient) else None
+
+    async def aclose(self) -> None:
+        """Close the connections the lean path keeps (before the client closes)."""
+        if isinstance(self._http, LeanHttp):
+            await self._http.close()
 
     async def __call__(self, operation: str, params: Mapping[str, Any]) -> Reply:
         route = self._routes.get(operation)
@@ -229,7 +238,7 @@ class LeanSender:
         headers["Content-Length"] = str(len(body))  # type: ignore[assignment]
         request = AWSPreparedRequest("POST", route.url, headers, body, False)
         try:
-            http = await self._endpoint.http_session.send(request)
+            http = await self._http.send(request)
             content: bytes = await http.content
         except Exception as error:  # what botocore's endpoint hands its retry handler
             return None, error

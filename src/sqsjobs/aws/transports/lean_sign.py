@@ -52,7 +52,7 @@ def plan(url: str, headers: tuple[tuple[str, str], ...], region: str, service: s
         if lowered not in SIGNED_HEADERS_BLACKLIST:
             values.setdefault(lowered, []).append(_trimmed(value))
     if "host" not in values:
-        values["host"] = [SigV4Auth(None, service, region).headers_to_sign(_Bare(url))["host"]]
+        values["host"] = [signed_host(url)]
     fixed = tuple((name, ",".join(found)) for name, found in values.items())
     return Plan(f"POST\n{path}\n{query}\n", fixed, region, service)
 
@@ -107,6 +107,13 @@ class Signer:
                 key = hmac.new(key, part.encode(), sha256).digest()
             self._scope, self._key = scope, key
         return self._key
+
+
+def signed_host(url: str) -> str:
+    """The ``host`` botocore signs for ``url`` (no port where it is the scheme's default),
+    which is also the ``Host`` header a request to it must carry."""
+    host: str = SigV4Auth(None, "", "").headers_to_sign(_Bare(url))["host"]
+    return host
 
 
 def _trimmed(value: str) -> str:

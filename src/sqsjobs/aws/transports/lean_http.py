@@ -1,0 +1,358 @@
+"""HTTP/1.1 for the lean path: one POST at a time per connection, kept alive when allowed.
+
+A worker's job is two or three small POSTs. Through aiohttp each is a ``ClientRequest``
+and a ``ClientResponse`` with their multidicts, a timer context, trace hooks and a
+connector's bookkeeping, and aiobotocore converts every header of the reply once more:
+about half of a worker's CPU once botocore's own pipeline is out of the way. The lean
+path's requests need none of it. Each is a signed POST with a known length to a URL
+fixed per route, and each reply is small and read whole, so ``LeanHttp`` writes the
+request in one ``write`` and reads the reply with ``httptools`` (llhttp, the parser
+aiohttp and uvicorn use) straight into the values botocore reads.
+
+It serves what aiobotocore's ``AIOHTTPSession.send`` serves, for the sessions it can
+serve the same way (``LeanHttp.serving``), and hands that session the requests of any
+URL its proxy settings send through a proxy. It keeps the session's TLS settings
+(verification, CA bundle, client certificate) in an ``SSLContext`` made as aiobotocore
+makes it, the client's connect and read timeouts and pool size, and aiobotocore's
+keep-alive time. Failures are raised as the botocore exceptions aiobotocore raises for
+them, so botocore's retry handler and ``transports.errors`` treat them alike:
+``EndpointConnectionError`` (refused, unresolvable), ``ConnectTimeoutError``,
+``SSLError``, ``ReadTimeoutError``, and ``ConnectionClosedError`` for a connection
+that ended before its reply did. A connection is reused only after a complete reply
+that allows it; a cancelled or failed exchange closes its connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+import httptools
+from aiobotocore._constants import DEFAULT_KEEPALIVE_TIMEOUT  # type: ignore[import-untyped]
+from aiobotocore.awsrequest import AioAWSResponse  # type: ignore[import-untyped]
+from botocore.httpsession import (  # type: ignore[import-untyped]
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+    SSLError,
+    create_urllib3_context,
+    get_cert_path,
+)
+
+from .lean_sign import signed_host
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class Origin(NamedTuple):
+    """Where a URL's requests connect, and the start of every request to it."""
+
+    scheme: str
+    host: str
+    port: int
+    head: bytes  # the request line and Host header
+
+
+class Body:
+    """A reply's body, handed to ``AioAWSResponse`` as its raw stream (read once)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    async def read(self) -> bytes:
+        return self.data
+
+
+class LeanHttp:
+    """Connections to the origins of one client's lean routes; see the module docstring."""
+
+    def __init__(
+        self,
+        session: Any,
+        *,
+        tls: TlsSettings,
+        connect_timeout: float | None,
+        read_timeout: float | None,
+        limit: int,
+        keepalive: float = DEFAULT_KEEPALIVE_TIMEOUT,
+    ) -> None:
+        self._session = session  # aiobotocore's, for URLs that go through a proxy
+        self._tls = tls
+        self._tls_context: ssl.SSLContext | None = None  # made on the first https connection
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._keepalive = keepalive
+        self._slots = asyncio.Semaphore(limit)
+        self._origins: dict[str, Origin | None] = {}
+        self._idle: dict[Origin, list[tuple[float, Connection]]] = {}
+
+    @classmethod
+    def serving(cls, session: Any, config: Any) -> LeanHttp | None:
+        """One for aiobotocore's ``session`` (an ``AIOHTTPSession``) of a client with
+        ``config``; ``None`` where that session is of another kind or was given
+        connector arguments other than aiobotocore's own (aiohttp's to interpret)."""
+        try:
+            verify, cert, key = session._verify, session._cert_file, session._key_file
+            connector_args = session._connector_args or {}
+            limit = session._max_pool_connections
+            proxies = session._proxy_config
+        except AttributeError:
+            return None
+        if not callable(getattr(proxies, "proxy_url_for", None)):
+            return None
+        if set(connector_args) - {"keepalive_timeout"}:
+            return None
+        return cls(
+            session,
+            tls=TlsSettings(verify, cert, key),
+            connect_timeout=config.connect_timeout,
+            read_timeout=config.read_timeout,
+            limit=limit,
+            keepalive=connector_args.get("keepalive_timeout", DEFAULT_KEEPALIVE_TIMEOUT),
+        )
+
+    async def send(self, request: Any) -> Any:
+        """POST ``request`` (an ``AWSPreparedRequest``); its reply as aiobotocore's."""
+        origin = self._origin(request.url)
+        if origin is None:
+            return await self._session.send(request)
+        data = _request_bytes(origin, request.headers, request.body)
+        async with self._slots:
+            connection = self._reusable(origin) or await self._connect(origin, request.url)
+            try:
+                status, headers, body = await connection.exchange(data, self._read_timeout)
+            except asyncio.CancelledError:
+                connection.close()
+                raise
+            except Exception as error:
+                connection.close()
+                raise _failure(error, request) from error
+            if connection.reusable:
+                self._idle.setdefault(origin, []).append((time.monotonic(), connection))
+            else:
+                connection.close()
+        return AioAWSResponse(request.url, status, headers, Body(body))
+
+    async def close(self) -> None:
+        """Close the idle connections (none is busy once the client's calls are over)."""
+        idle, self._idle = self._idle, {}
+        for connections in idle.values():
+            for _, connection in connections:
+                connection.close()
+
+    def _origin(self, url: str) -> Origin | None:
+        """Where ``url``'s requests connect; ``None`` for a proxy's URL (aiohttp's)."""
+        try:
+            return self._origins[url]
+        except KeyError:
+            proxied = self._session._proxy_config.proxy_url_for(url)
+            origin = self._origins[url] = None if proxied else _origin_of(url)
+            return origin
+
+    def _reusable(self, origin: Origin) -> Connection | None:
+        """The most recently used idle connection that is still open and fresh."""
+        connections = self._idle.get(origin)
+        oldest = time.monotonic() - self._keepalive
+        while connections:
+            since, connection = connections.pop()
+            if since >= oldest and connection.open:
+                return connection
+            connection.close()
+        return None
+
+    async def _connect(self, origin: Origin, url: str) -> Connection:
+        loop = asyncio.get_running_loop()
+        tls = None
+        if origin.scheme == "https":
+            if self._tls_context is None:
+                self._tls_context = self._tls.context()
+            tls = self._tls_context
+        try:
+            async with asyncio.timeout(self._connect_timeout):
+                _, connection = await loop.create_connection(
+                    Connection,
+                    origin.host,
+                    origin.port,
+                    ssl=tls,
+                    server_hostname=origin.host if tls is not None else None,
+                )
+        except TimeoutError as error:
+            raise ConnectTimeoutError(endpoint_url=url, error=error) from error
+        except ssl.SSLError as error:
+            raise SSLError(endpoint_url=url, error=error) from error
+        except OSError as error:
+            raise EndpointConnectionError(endpoint_url=url, error=error) from error
+        return connection
+
+
+class Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection, one exchange at a time; ``httptools`` calls its ``on_*``."""
+
+    def __init__(self) -> None:
+        self._parser = httptools.HttpResponseParser(self)
+        self._transport: asyncio.Transport | None = None
+        self._reply: asyncio.Future[tuple[int, dict[str, str], bytes]] | None = None
+        self._headers: dict[str, str] = {}
+        self._body: list[bytes] = []
+        self._delimited_by_close = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._heard = False  # bytes arrived since the read timer was set
+        self.open = True
+        self.reusable = False
+
+    async def exchange(
+        self, data: bytes, read_timeout: float | None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Send ``data``; the reply's status, headers (lower-case names) and body."""
+        assert self._transport is not None and self._reply is None
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[tuple[int, dict[str, str], bytes]] = loop.create_future()
+        self._reply = reply
+        self._headers, self._body, self.reusable, self._heard = {}, [], False, False
+        if read_timeout is not None:
+            self._timer = loop.call_later(read_timeout, self._read_timed_out, read_timeout)
+        self._transport.write(data)
+        try:
+            return await reply
+        finally:
+            self._reply = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def close(self) -> None:
+        self.open = self.reusable = False
+        if self._transport is not None:
+            self._transport.close()
+
+    # asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._heard = True
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as error:
+            self._fail(ConnectionError(f"unreadable HTTP reply: {error}"))
+            self.close()
+
+    def eof_received(self) -> bool:
+        return False  # close the transport: replies never continue past the server's EOF
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.open = self.reusable = False
+        if self._reply is not None and not self._reply.done():
+            if self._delimited_by_close:
+                self._finish()
+            else:
+                self._fail(ConnectionError(f"the server closed the connection: {exc or 'EOF'}"))
+
+    # httptools callbacks
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_headers_complete(self) -> None:
+        headers = self._headers
+        self._delimited_by_close = (
+            "content-length" not in headers and "transfer-encoding" not in headers
+        )
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        self.reusable = self._parser.should_keep_alive()
+        self._delimited_by_close = False
+        self._finish()
+
+    def _finish(self) -> None:
+        if self._reply is not None and not self._reply.done():
+            status: int = self._parser.get_status_code()
+            self._reply.set_result((status, self._headers, b"".join(self._body)))
+
+    def _fail(self, error: Exception) -> None:
+        if self._reply is not None and not self._reply.done():
+            self._reply.set_exception(error)
+
+    def _read_timed_out(self, read_timeout: float) -> None:
+        """No byte for ``read_timeout`` seconds ends the exchange; a byte re-arms it."""
+        if self._heard:
+            self._heard = False
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(read_timeout, self._read_timed_out, read_timeout)
+            return
+        self._fail(TimeoutError(f"no reply within {read_timeout} s"))
+        self.close()
+
+
+def _origin_of(url: str) -> Origin:
+    """Where ``url`` connects, and its request line and ``Host`` header: the host botocore
+    signs (the port left out when it is the scheme's default)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    target = parts.path or "/"
+    if parts.query:
+        target += f"?{parts.query}"
+    head = f"POST {target} HTTP/1.1\r\nHost: {signed_host(url)}\r\n".encode()
+    return Origin(scheme, parts.hostname, parts.port or DEFAULT_PORTS[scheme], head)
+
+
+def _request_bytes(origin: Origin, headers: Mapping[str, str | bytes], body: bytes) -> bytes:
+    """The whole request; the body's length is in ``headers`` (``Content-Length``)."""
+    lines = [origin.head]
+    for name, value in headers.items():
+        lines.append(name.encode())
+        lines.append(b": ")
+        lines.append(value if isinstance(value, bytes) else value.encode())
+        lines.append(b"\r\n")
+    lines.append(b"Accept-Encoding: identity\r\n\r\n")  # aiobotocore asks for it too
+    lines.append(body)
+    return b"".join(lines)
+
+
+class TlsSettings(NamedTuple):
+    """The session's TLS settings; a context is made only for an https endpoint (loading
+    CA certificates costs tens of milliseconds)."""
+
+    verify: Any  # False, True, or a CA bundle's path
+    cert: str | None
+    key: str | None
+
+    def context(self) -> ssl.SSLContext:
+        """The context aiobotocore's connector uses for an endpoint without a proxy."""
+        if not self.verify:
+            unverified = ssl.create_default_context()
+            unverified.check_hostname = False
+            unverified.verify_mode = ssl.CERT_NONE
+            return unverified
+        context: ssl.SSLContext = create_urllib3_context()
+        if self.cert:
+            context.load_cert_chain(self.cert, self.key)
+        ca_certs = get_cert_path(self.verify)
+        if ca_certs:
+            context.load_verify_locations(ca_certs, None, None)
+        return context
+
+
+def _failure(error: Exception, request: Any) -> Exception:
+    """The botocore exception aiobotocore raises for what ended an exchange."""
+    url = request.url
+    failure: Exception
+    if isinstance(error, TimeoutError):
+        failure = ReadTimeoutError(endpoint_url=url, error=error)
+    else:
+        failure = ConnectionClosedError(error=error, request=request, endpoint_url=url)
+    return failure

@@ -1,0 +1,392 @@
+"""``transports.lean_http`` against local servers that misbehave on purpose.
+
+Each test serves scripted replies on a loopback port and checks what the lean path's
+HTTP client makes of them: kept-alive and closed connections, chunked and
+close-delimited bodies, the pool's limit, and every failure raised as the botocore
+exception aiobotocore raises for it (so botocore's retry handler treats both alike).
+TLS runs against a certificate made for the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+import socket
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiobotocore.config import AioConfig
+from aiobotocore.httpsession import AIOHTTPSession
+from botocore.awsrequest import AWSPreparedRequest
+from botocore.exceptions import (
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+    SSLError,
+)
+
+from sqsjobs.aws.transports.lean_http import LeanHttp
+
+BODY = '{"TableName": "jobs-ü", "Key": {"pk": {"S": "job#7f3a"}}}'.encode()
+
+
+class Peer:
+    """One accepted connection: what the client sent on it, read a request at a time."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    async def request(self) -> tuple[bytes, bytes] | None:
+        """The next request's head and body; ``None`` once the client closed."""
+        try:
+            head = await self.reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:
+            return None
+        length = 0
+        for line in head.split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return head, await self.reader.readexactly(length)
+
+
+Handler = Callable[[Peer, "Server"], Awaitable[None]]
+
+
+class Server:
+    """A loopback server running ``handler`` for each connection; counts them."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.connections = 0
+        self.open = 0
+        self.most_open = 0
+        self.requests: list[tuple[bytes, bytes]] = []
+        self.port = 0
+        self._server: asyncio.Server | None = None
+
+    async def start(self, tls: ssl.SSLContext | None = None) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=tls)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
+        try:
+            await self.handler(Peer(reader, writer), self)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self.open -= 1
+            writer.close()
+
+    async def stop(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+
+def reply(body: bytes, *extra: str, status: str = "200 OK") -> bytes:
+    headers = "".join(f"{line}\r\n" for line in extra)
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        f"x-amzn-RequestId: r-{len(body)}\r\n{headers}Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+def answering(*extra: str, delay: float = 0.0) -> Handler:
+    """Echo every request's body back, on the same connection until the client closes
+    it (or after one reply, if ``extra`` says ``Connection: close``)."""
+
+    async def handler(peer: Peer, server: Server) -> None:
+        while (request := await peer.request()) is not None:
+            server.requests.append(request)
+            await asyncio.sleep(delay)
+            peer.writer.write(reply(request[1], *extra))
+            await peer.writer.drain()
+            if "Connection: close" in extra:
+                return
+
+    return handler
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[..., Awaitable[Server]]]:
+    servers: list[Server] = []
+
+    async def start(handler: Handler, tls: ssl.SSLContext | None = None) -> Server:
+        server = Server(handler)
+        await server.start(tls)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.stop()
+
+
+def lean_http(
+    *, read_timeout: float = 5.0, connect_timeout: float = 5.0, **session: Any
+) -> LeanHttp:
+    config = AioConfig(read_timeout=read_timeout, connect_timeout=connect_timeout)
+    made = LeanHttp.serving(AIOHTTPSession(**session), config)
+    assert made is not None
+    return made
+
+
+def post(url: str, body: bytes = BODY) -> AWSPreparedRequest:
+    headers = {
+        "X-Amz-Target": b"DynamoDB_20120810.GetItem",
+        "Content-Type": b"application/x-amz-json-1.0",
+        "Content-Length": str(len(body)),
+    }
+    return AWSPreparedRequest("POST", url, headers, body, False)
+
+
+async def test_a_kept_alive_connection_carries_one_request_after_another(serve: Any) -> None:
+    server = await serve(answering())
+    http = lean_http()
+    url = f"http://127.0.0.1:{server.port}/"
+    for n in range(3):
+        body = BODY + b" " * n
+        response = await http.send(post(url, body))
+        assert (response.status_code, await response.content) == (200, body)
+        assert response.headers["X-Amzn-RequestId"] == f"r-{len(body)}"  # any case
+    assert (server.connections, len(server.requests)) == (1, 3)
+    head, body = server.requests[0]
+    assert head.startswith(b"POST / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % server.port)
+    assert b"\r\nX-Amz-Target: DynamoDB_20120810.GetItem\r\n" in head
+    assert b"\r\nContent-Length: %d\r\n" % len(BODY) in head
+    await http.close()
+    await asyncio.sleep(0.05)
+    assert server.open == 0  # closing the client closes its idle connection
+
+
+async def test_a_server_that_closes_each_connection_gets_a_new_one_per_request(
+    serve: Any,
+) -> None:
+    """As the emulator does (``Connection: close``): every reply is still read whole."""
+    server = await serve(answering("Connection: close"))
+    http = lean_http()
+    url = f"http://127.0.0.1:{server.port}/"
+    replies = [await (await http.send(post(url))).content for _ in range(3)]
+    assert replies == [BODY] * 3
+    assert server.connections == 3
+
+
+async def test_chunked_and_close_delimited_replies_are_read_whole(serve: Any) -> None:
+    async def chunked(peer: Peer, server: Server) -> None:
+        while await peer.request() is not None:
+            peer.writer.write(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":')
+            await peer.writer.drain()
+            await asyncio.sleep(0.05)  # the reply arrives in two reads
+            peer.writer.write(b'\r\n4\r\n"\xc3\xbc"\r\n1\r\n}\r\n0\r\n\r\n')
+            await peer.writer.drain()
+
+    async def until_close(peer: Peer, server: Server) -> None:
+        await peer.request()
+        peer.writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + BODY)
+        await peer.writer.drain()
+
+    http = lean_http()
+    chunks = await serve(chunked)
+    url = f"http://127.0.0.1:{chunks.port}/"
+    expected = '{"a":"ü"}'.encode()
+    assert [await (await http.send(post(url))).content for _ in range(2)] == [expected] * 2
+    assert chunks.connections == 1
+    closing = await serve(until_close)
+    response = await http.send(post(f"http://127.0.0.1:{closing.port}/"))
+    assert await response.content == BODY
+
+
+async def test_concurrent_requests_open_connections_up_to_the_pool_size(serve: Any) -> None:
+    server = await serve(answering(delay=0.1))
+    http = lean_http(max_pool_connections=2)
+    url = f"http://127.0.0.1:{server.port}/"
+    replies = await asyncio.gather(*(http.send(post(url, b"%d" % n)) for n in range(6)))
+    assert [await r.content for r in replies] == [b"%d" % n for n in range(6)]
+    assert (server.connections, server.most_open) == (2, 2)
+
+
+async def test_a_connection_ended_before_its_reply_raises_connection_closed(
+    serve: Any,
+) -> None:
+    """No reply, half a reply, or bytes that are no HTTP: ``ConnectionClosedError``,
+    which botocore's retry handler retries; the next request gets a new connection."""
+    behaviours = [
+        b"",
+        b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"half',
+        b"SMTP ready\r\n\r\n",
+    ]
+
+    async def failing(peer: Peer, server: Server) -> None:
+        if server.connections <= len(behaviours):
+            await peer.request()
+            peer.writer.write(behaviours[server.connections - 1])
+            await peer.writer.drain()
+            return
+        await answering()(peer, server)
+
+    server = await serve(failing)
+    http = lean_http()
+    url = f"http://127.0.0.1:{server.port}/"
+    for _ in behaviours:
+        with pytest.raises(ConnectionClosedError) as raised:
+            await http.send(post(url))
+        assert raised.value.kwargs["endpoint_url"] == url
+    assert await (await http.send(post(url))).content == BODY
+    assert server.connections == len(behaviours) + 1
+
+
+async def test_a_silent_server_raises_read_timeout_and_a_slow_one_does_not(
+    serve: Any,
+) -> None:
+    """The read timeout counts from the last byte, as a socket's does."""
+
+    async def silent(peer: Peer, server: Server) -> None:
+        await peer.request()
+        await asyncio.sleep(2)
+
+    async def trickling(peer: Peer, server: Server) -> None:
+        await peer.request()
+        for byte in reply(BODY, "Connection: close"):
+            peer.writer.write(bytes([byte]))
+            await peer.writer.drain()
+            await asyncio.sleep(0.004)  # the whole reply takes far longer than the timeout
+
+    http = lean_http(read_timeout=0.25)
+    server = await serve(silent)
+    with pytest.raises(ReadTimeoutError):
+        await http.send(post(f"http://127.0.0.1:{server.port}/"))
+    server = await serve(trickling)
+    response = await http.send(post(f"http://127.0.0.1:{server.port}/"))
+    assert await response.content == BODY
+
+
+async def test_an_endpoint_that_refuses_or_never_answers_the_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens once it is closed
+    http = lean_http(connect_timeout=0.2)
+    with pytest.raises(EndpointConnectionError):
+        await http.send(post(f"http://127.0.0.1:{port}/"))
+    loop = asyncio.get_running_loop()
+
+    async def never(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(10)
+
+    monkeypatch.setattr(loop, "create_connection", never)
+    with pytest.raises(ConnectTimeoutError):
+        await http.send(post(f"http://127.0.0.1:{port}/"))
+
+
+async def test_a_cancelled_request_closes_its_connection(serve: Any) -> None:
+    server = await serve(answering(delay=0.3))
+    http = lean_http()
+    url = f"http://127.0.0.1:{server.port}/"
+    sending = asyncio.ensure_future(http.send(post(url)))
+    await asyncio.sleep(0.1)
+    sending.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await sending
+    assert await (await http.send(post(url))).content == BODY  # its late reply is not read
+    assert server.connections == 2
+
+
+async def test_idle_connections_older_than_the_keep_alive_time_are_not_reused(
+    serve: Any,
+) -> None:
+    server = await serve(answering())
+    http = lean_http(connector_args={"keepalive_timeout": 0.1})
+    url = f"http://127.0.0.1:{server.port}/"
+    await http.send(post(url))
+    await http.send(post(url))
+    await asyncio.sleep(0.2)
+    await http.send(post(url))
+    assert server.connections == 2
+
+
+async def test_proxied_endpoints_and_other_connector_settings_stay_with_aiohttp(
+    serve: Any,
+) -> None:
+    """A proxy for the URL: the request goes to aiobotocore's session, which knows
+    proxies; connector arguments of the caller's: no lean HTTP at all."""
+    server = await serve(answering())
+    session = AIOHTTPSession(proxies={"http": "http://127.0.0.1:9"})
+    http = LeanHttp.serving(session, AioConfig())
+    assert http is not None
+    handed: list[str] = []
+
+    async def aiohttp_send(request: Any) -> Any:
+        handed.append(request.url)
+        return "aiohttp's reply"
+
+    session.send = aiohttp_send
+    url = f"http://127.0.0.1:{server.port}/"
+    assert await http.send(post(url)) == "aiohttp's reply"
+    assert (handed, server.connections) == ([url], 0)
+    forced = AIOHTTPSession(connector_args={"force_close": True})
+    assert LeanHttp.serving(forced, AioConfig()) is None
+    assert LeanHttp.serving(object(), AioConfig()) is None
+
+
+def certificate(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost and 127.0.0.1, and its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    made = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(made.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+async def test_tls_verifies_as_the_session_says(serve: Any, tmp_path: Path) -> None:
+    """The CA bundle the session names is trusted, the system's alone is not, and
+    ``verify=False`` trusts any certificate; every request still reaches the server."""
+    cert, key = certificate(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    server = await serve(answering(), tls)
+    url = f"https://localhost:{server.port}/"
+    trusting = lean_http(verify=str(cert))
+    assert [await (await trusting.send(post(url))).content for _ in range(2)] == [BODY] * 2
+    assert server.connections == 1
+    with pytest.raises(SSLError):
+        await lean_http(verify=True).send(post(url))
+    unverified = lean_http(verify=False)
+    assert await (await unverified.send(post(url))).content == BODY
+    await trusting.close()
+    await unverified.close()
