@@ -11,6 +11,12 @@ the write without a lock, so two concurrent conditional writes to one item could
 succeed, which DynamoDB never allows (every claim in sqsjobs relies on it). SQS requests
 stay concurrent, so long polls do not block anything.
 
+moto decides whether each message it is about to return is still within its queue's
+retention by computing every attribute of the queue, message counts included, so a
+receive cost grew with the queue's depth times the messages returned (a drain of a
+200-message queue spent a third of the emulator's CPU there). ``local_aws`` makes that
+check read the retention period alone: the same answer, in constant time, as on AWS.
+
 ``RequestCounter`` counts the requests the emulator serves by service and action, for
 assertions on request budgets (counts, never times). Needs the ``local`` extra
 (``pip install sqsjobs[local]``).
@@ -79,6 +85,7 @@ def local_aws(
                 self._server_ready_event.set()
 
     _check_port(port)
+    _retention_in_constant_time()
     server = Server(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     if server.failed:
@@ -117,6 +124,25 @@ def _check_port(port: int) -> None:
         except OSError as error:
             message = f"Cannot serve on 127.0.0.1:{port}: {error.strerror}"
             raise OSError(message) from error
+
+
+def _retention_in_constant_time() -> None:
+    """Replace moto's per-message retention check (see the module docstring) with one
+    that reads the queue's retention period alone, once per process; the replaced check
+    stays reachable as ``replaced``, for a test comparing the two."""
+    from moto.core import utils as moto_utils
+    from moto.sqs.models import SQSBackend
+
+    original = SQSBackend.is_message_valid_based_on_retention_period
+    if hasattr(original, "replaced"):
+        return
+
+    def within_retention(self: Any, queue_name: str, message: Any) -> bool:
+        retention = int(self.get_queue(queue_name).message_retention_period)
+        return bool(retention + message.sent_timestamp / 1000 > moto_utils.unix_time())
+
+    within_retention.replaced = original  # type: ignore[attr-defined]
+    SQSBackend.is_message_valid_based_on_retention_period = within_retention  # type: ignore[method-assign]
 
 
 def _one_dynamodb_request_at_a_time(app: WsgiApp) -> WsgiApp:

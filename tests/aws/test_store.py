@@ -189,6 +189,30 @@ def test_local_aws_serves_its_own_emulator_and_counts_requests(
     assert counts.requests[("cloudformation", "ListStacks")] == 1  # query protocol: in the body
 
 
+def test_the_emulators_retention_check_gives_motos_answer_without_reading_the_queue(
+    aws_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``local_aws`` replaced moto's check (which computes every queue attribute, message
+    counts included, for each message a receive returns): same answer either side of
+    the retention period, and no queue attribute computed."""
+    from moto.sqs.models import Queue, SQSBackend
+
+    backend = SQSBackend("eu-west-3", "210987654321")
+    backend.create_queue("kept-a-minute", MessageRetentionPeriod="60")
+    messages = [backend.send_message("kept-a-minute", f"zoë {n}") for n in range(50)]
+    check = SQSBackend.is_message_valid_based_on_retention_period
+    moto_check = check.replaced  # type: ignore[attr-defined]
+    now = time.time()
+    answers = []
+    for message, age in zip(messages, (0.37, 59.2, 60.9, 3600.4), strict=False):
+        message.sent_timestamp = int((now - age) * 1000)
+        answers.append(moto_check(backend, "kept-a-minute", message))
+        with monkeypatch.context() as patch:
+            patch.setattr(Queue, "attributes", property(lambda queue: pytest.fail("read")))
+            assert check(backend, "kept-a-minute", message) == answers[-1]
+    assert answers == [True, True, False, False]
+
+
 def test_the_endpoint_follows_the_standard_environment(
     aws_endpoint: str, prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
