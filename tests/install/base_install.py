@@ -18,7 +18,16 @@ from sqsjobs import JobQueue, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_lambda_handler
 
-EXTRAS_MODULES = ("aioboto3", "aiobotocore", "aiohttp", "click", "rich", "croniter", "moto")
+EXTRAS_MODULES = (
+    "aioboto3",
+    "aiobotocore",
+    "aiohttp",
+    "httptools",
+    "click",
+    "rich",
+    "croniter",
+    "moto",
+)
 
 
 class Context:

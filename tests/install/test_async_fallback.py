@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from sqsjobs import JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws.transports.lean import LeanSender
 from tests.aws.emulator import unique_prefix
 
 
@@ -48,3 +50,25 @@ async def test_job_queue_enqueues_and_reads_over_boto3_threads(store: SqsJobStor
     )
     assert (again.duplicate, repeat.duplicate, repeat.job.id) == (False, True, again.job.id)
     assert "sqsjobs.aws.transports.aio" not in sys.modules
+
+
+async def test_without_httptools_the_lean_path_sends_through_aiohttp(
+    store: SqsJobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httptools comes with the worker extra; an install with aioboto3 but without it
+    still claims and completes jobs on the lean path, sent through aiohttp."""
+    monkeypatch.setitem(sys.modules, "httptools", None)
+    monkeypatch.delitem(sys.modules, "sqsjobs.aws.transports.lean_http", raising=False)
+    queue = JobQueue(store).for_tenant("acme-7")
+    for n in range(2):  # an operation's second call takes the lean path
+        enqueued = await queue.enqueue("mail.send", {"to": f"zoë+{n}@example.com"}, queue="mails")
+        [claimed] = await store.claim("mails", "worker-7", time.time(), wait=2.0)
+        assert claimed.id == enqueued.job.id
+        assert claimed.lease_token is not None
+        assert await store.complete(claimed.id, claimed.lease_token, time.time(), {"sent": n})
+    aio = store._transport._aio
+    assert aio is not None
+    _, lean = await aio._opened("dynamodb")
+    assert isinstance(lean, LeanSender)
+    assert lean._lean_http is None and "update_item" in lean._routes
+    assert "sqsjobs.aws.transports.lean_http" not in sys.modules

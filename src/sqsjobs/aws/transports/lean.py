@@ -17,7 +17,8 @@ with the client's own parts:
   (``lean_sign``), any other signer as botocore runs it;
 - sending: ``lean_http`` with the client's timeouts, pool size and TLS settings,
   raising the botocore exceptions aiobotocore raises; the client's aiohttp session
-  where ``lean_http`` cannot serve it (a proxy, connector arguments of the caller's);
+  where ``lean_http`` cannot serve it (a proxy, connector arguments of the caller's,
+  httptools not installed);
 - retries: the client's own standard-mode handler and retry quota, through its
   ``needs-retry`` and ``after-call`` events, with the ``amz-sdk-request`` headers
   botocore writes (a first 2xx reply that handler would pass, ``lean_retry``, skips
@@ -46,7 +47,6 @@ from botocore.awsrequest import AWSPreparedRequest, AWSRequest  # type: ignore[i
 from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped]
 
 from ..wire.protocol import Reply
-from .lean_http import LeanHttp
 from .lean_retry import FirstReplies
 from .lean_sign import Plan, Signer, plan
 
@@ -108,7 +108,8 @@ class LeanSender:
         self._endpoint = client._endpoint
         self._signer = client._request_signer
         session = self._endpoint.http_session
-        self._http: Any = LeanHttp.serving(session, client.meta.config) or session
+        self._lean_http = _lean_http(session, client.meta.config)
+        self._http: Any = self._lean_http or session
         self._parser = self._endpoint._response_parser_factory.create_parser(
             client.meta.service_model.resolved_protocol
         )
@@ -126,8 +127,8 @@ class LeanSender:
 
     async def aclose(self) -> None:
         """Close the connections the lean path keeps (before the client closes)."""
-        if isinstance(self._http, LeanHttp):
-            await self._http.close()
+        if self._lean_http is not None:
+            await self._lean_http.close()
 
     async def __call__(self, operation: str, params: Mapping[str, Any]) -> Reply:
         route = self._routes.get(operation)
@@ -293,6 +294,18 @@ class LeanSender:
             return parsed
         code = context.get("error_code_override") or parsed.get("Error", {}).get("Code")
         raise self._client.exceptions.from_code(code)(parsed, model.name)
+
+
+def _lean_http(session: Any, config: Any) -> Any:
+    """``lean_http`` for the client's aiohttp session; ``None`` where httptools (which
+    the worker extra installs) is missing, or ``LeanHttp.serving`` declines."""
+    try:
+        from .lean_http import LeanHttp
+    except ModuleNotFoundError as missing:
+        if missing.name != "httptools":
+            raise
+        return None
+    return LeanHttp.serving(session, config)
 
 
 def _json(params: Mapping[str, Any]) -> bytes | None:
