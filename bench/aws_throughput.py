@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -90,6 +91,7 @@ class Drain:
         self.completed = 0
         self.first_at = 0.0  # perf_counter() at the first completion
         self.first_cpu = 0.0  # process_time() at the first completion
+        self.first_system = 0.0  # the system part of it (getrusage)
         self._target = 0
         self._reached = asyncio.Event()
         self.worker = JobWorker(
@@ -107,6 +109,7 @@ class Drain:
         self.completed += 1
         if self.completed == 1:
             self.first_at, self.first_cpu = time.perf_counter(), time.process_time()
+            self.first_system = resource.getrusage(resource.RUSAGE_SELF).ru_stime
         if self.completed >= self._target:
             self._reached.set()
 
@@ -163,11 +166,13 @@ async def serve(endpoint: str, prefix: str, jobs: int, concurrency: int) -> dict
     drain.worker.start()
     await drain.until(jobs)
     ended_cpu, ended = time.process_time(), time.perf_counter()
+    ended_system = resource.getrusage(resource.RUSAGE_SELF).ru_stime
     await drain.worker.stop()
     await store.aclose()
     return {
         "cpu": ended_cpu - cpu,
         "steady_cpu": ended_cpu - drain.first_cpu,  # without start-up: imports, clients
+        "steady_system": ended_system - drain.first_system,  # the kernel's part (sockets)
         "seconds": ended - started,
         "first": drain.first_at - started,
     }
@@ -254,6 +259,7 @@ def worker_cost(
     rate = jobs / drained["seconds"]
     best = max(rate for rate, _ in runs.values())
     steady = 1000 * drained["steady_cpu"] / (jobs - 1)
+    system = 1000 * drained["steady_system"] / (jobs - 1)
     by_clients = " / ".join(f"{r:.1f}" for r, _ in runs.values())
     clients = "/".join(str(n) for n in runs)
     emulator = " / ".join(f"{1000 * c:.1f}" for _, c in runs.values())
@@ -262,6 +268,7 @@ def worker_cost(
     print(f"  first job done {drained['first']:8.2f} s after the worker started")
     print(f"  worker CPU     {1000 * drained['cpu'] / jobs:8.2f} ms per job")
     print(f"    after start  {steady:8.2f} ms per job (from the first job's completion)")
+    print(f"    in the kernel{system:8.2f} ms of it (system time: sockets, polling)")
     print(f"  ceiling        {best:8.1f} UpdateItem/s: best of {by_clients} ({clients} clients)")
     print(f"  drain share    {2 * rate / best:8.0%} of the emulator's write ceiling")
     print(f"  emulator CPU   {500 * drain_cpu / jobs:8.1f} ms per UpdateItem in the drain")

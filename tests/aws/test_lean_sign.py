@@ -12,11 +12,13 @@ import json
 import time
 
 import pytest
-from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+from botocore.auth import SIGV4_TIMESTAMP, SigV4Auth  # type: ignore[import-untyped]
 from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.credentials import Credentials  # type: ignore[import-untyped]
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sqsjobs.aws.transports.lean_sign import Signer, plan
+from sqsjobs.aws.transports.lean_sign import Signer, plan, timestamp
 
 DYNAMODB_HEADERS = (
     ("X-Amz-Target", "DynamoDB_20120810.UpdateItem"),
@@ -121,3 +123,8 @@ def test_a_new_secret_or_day_derives_a_new_key(monkeypatch: pytest.MonkeyPatch) 
         route = plan(url, headers, region, service)
         added = signer.headers(route, credentials.get_frozen_credentials(), body, now)
         assert added == expected
+
+
+@given(st.datetimes(min_value=datetime.datetime(1970, 1, 1)))
+def test_the_timestamp_is_the_one_strftime_writes(now: datetime.datetime) -> None:
+    assert timestamp(now) == now.strftime(SIGV4_TIMESTAMP)

@@ -2,12 +2,13 @@
 
 A worker's job is two or three small POSTs. Through aiohttp each is a ``ClientRequest``
 and a ``ClientResponse`` with their multidicts, a timer context, trace hooks and a
-connector's bookkeeping, and aiobotocore converts every header of the reply once more:
-about half of a worker's CPU once botocore's own pipeline is out of the way. The lean
-path's requests need none of it. Each is a signed POST with a known length to a URL
-fixed per route, and each reply is small and read whole, so ``LeanHttp`` writes the
-request in one ``write`` and reads the reply with ``httptools`` (llhttp, the parser
-aiohttp and uvicorn use) straight into the values botocore reads.
+connector's bookkeeping, and aiobotocore converts every header of the reply once more;
+once botocore's own pipeline was out of the way, that was the larger part of what a
+worker spent per job (docs/benchmarks.md). The lean path's requests need none of it.
+Each is a signed POST with a known length to a URL fixed per route, and each reply is
+small and read whole, so ``LeanHttp`` writes the request in one ``write`` and reads the
+reply with ``httptools`` (llhttp, the parser aiohttp and uvicorn use) straight into the
+values botocore reads.
 
 It serves what aiobotocore's ``AIOHTTPSession.send`` serves, for the sessions it can
 serve the same way (``LeanHttp.serving``), and hands that session the requests of any

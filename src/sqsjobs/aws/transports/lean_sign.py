@@ -23,7 +23,6 @@ from urllib.parse import quote, urlsplit
 
 from botocore.auth import (  # type: ignore[import-untyped]
     SIGNED_HEADERS_BLACKLIST,
-    SIGV4_TIMESTAMP,
     SigV4Auth,
 )
 from botocore.utils import normalize_url_path  # type: ignore[import-untyped]
@@ -67,7 +66,7 @@ class Signer:
     def headers(self, plan: Plan, credentials: Any, body: bytes, now: Any) -> dict[str, str]:
         """The headers ``SigV4Auth.add_auth`` adds, in its order, for ``now`` (a naive
         UTC ``datetime``, as botocore's ``get_current_datetime`` gives)."""
-        stamp = now.strftime(SIGV4_TIMESTAMP)
+        stamp = timestamp(now)
         date = stamp[:8]
         added = {"X-Amz-Date": stamp}
         signed = [*plan.fixed, ("x-amz-date", stamp)]
@@ -107,6 +106,14 @@ class Signer:
                 key = hmac.new(key, part.encode(), sha256).digest()
             self._scope, self._key = scope, key
         return self._key
+
+
+def timestamp(now: Any) -> str:
+    """``now`` as ``SIGV4_TIMESTAMP`` writes it (``strftime`` costs ten times as much)."""
+    return (
+        f"{now.year:04d}{now.month:02d}{now.day:02d}"
+        f"T{now.hour:02d}{now.minute:02d}{now.second:02d}Z"
+    )
 
 
 def signed_host(url: str) -> str:
