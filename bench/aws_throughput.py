@@ -24,12 +24,15 @@ runs.
 
     python bench/aws_throughput.py [--jobs 2000] [--round 200] [--concurrency 10]
                                    [--cpu-jobs 200] [--baseline-src DIR] [--turns N]
+                                   [--kept-alive]
 
 ``--baseline-src`` runs another tree's worker (its ``src`` directory first on
 ``PYTHONPATH``) in turns with this one's on the same emulator, for before/after
 figures from one run. "after start" counts the worker's CPU from its first completed
-job, leaving out its start-up (importing aiobotocore, opening clients: about 0.25 s of
-CPU, a millisecond per job over 200 jobs).
+job, leaving out its start-up (importing aiobotocore, opening clients: about 0.2 s of
+CPU, a millisecond per job over 200 jobs). ``--kept-alive`` measures the workers once
+more through a keep-alive front (``kept_alive.py``): the emulator closes every
+connection, which AWS does not, so there each request costs a TCP connection of its own.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kept_alive import front
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.transports.aio import AioTransport
@@ -247,32 +251,54 @@ def ceiling(endpoint: str, jobs: int, concurrency: int) -> dict[int, tuple[float
 
 
 def worker_cost(
-    endpoint: str, jobs: int, concurrency: int, label: str = "", src: str | None = None
+    endpoint: str,
+    jobs: int,
+    concurrency: int,
+    label: str = "",
+    src: str | None = None,
+    via: str | None = None,
 ) -> None:
+    """The worker's CPU per job and the drain's share of the write ceiling; ``via``: the
+    endpoint the worker talks to instead (a keep-alive front), the ceiling left out."""
     prefix = f"cpu-{uuid.uuid4().hex[:8]}"
     store = SqsJobStore.create(prefix, endpoint_url=endpoint)
     asyncio.run(enqueue(JobQueue(store), jobs))
+    served = via or endpoint
     drained, drain_cpu = emulated(
-        lambda: child("worker", endpoint, prefix, str(jobs), str(concurrency), src=src)
+        lambda: child("worker", served, prefix, str(jobs), str(concurrency), src=src)
     )
-    runs = ceiling(endpoint, jobs, concurrency)
     rate = jobs / drained["seconds"]
-    best = max(rate for rate, _ in runs.values())
     steady = 1000 * drained["steady_cpu"] / (jobs - 1)
     system = 1000 * drained["steady_system"] / (jobs - 1)
-    by_clients = " / ".join(f"{r:.1f}" for r, _ in runs.values())
-    clients = "/".join(str(n) for n in runs)
-    emulator = " / ".join(f"{1000 * c:.1f}" for _, c in runs.values())
     print(f"\nworker in its own process{label}, {jobs} jobs, concurrency {concurrency}:")
     print(f"  drain          {rate:8.1f} jobs/s ({2 * rate:.1f} UpdateItem/s)")
     print(f"  first job done {drained['first']:8.2f} s after the worker started")
     print(f"  worker CPU     {1000 * drained['cpu'] / jobs:8.2f} ms per job")
     print(f"    after start  {steady:8.2f} ms per job (from the first job's completion)")
     print(f"    in the kernel{system:8.2f} ms of it (system time: sockets, polling)")
+    if via is not None:
+        return
+    runs = ceiling(endpoint, jobs, concurrency)
+    best = max(rate for rate, _ in runs.values())
+    by_clients = " / ".join(f"{r:.1f}" for r, _ in runs.values())
+    clients = "/".join(str(n) for n in runs)
+    emulator = " / ".join(f"{1000 * c:.1f}" for _, c in runs.values())
     print(f"  ceiling        {best:8.1f} UpdateItem/s: best of {by_clients} ({clients} clients)")
     print(f"  drain share    {2 * rate / best:8.0%} of the emulator's write ceiling")
     print(f"  emulator CPU   {500 * drain_cpu / jobs:8.1f} ms per UpdateItem in the drain")
     print(f"                 (SQS included), {emulator} ms in the ceiling runs")
+
+
+def worker_costs(endpoint: str, options: argparse.Namespace, via: str | None = None) -> None:
+    """``--turns`` turns of each tree's worker, taking turns on one emulator."""
+    jobs, concurrency, baseline = options.cpu_jobs, options.concurrency, options.baseline_src
+    kind = ", kept-alive connections" if via else ""
+    for turn in range(options.turns):
+        if baseline:
+            label = f" (baseline {baseline}{kind}, turn {turn + 1})"
+            worker_cost(endpoint, jobs, concurrency, label, src=baseline, via=via)
+        label = f" (this tree{kind}, turn {turn + 1})" if baseline or via else ""
+        worker_cost(endpoint, jobs, concurrency, label, via=via)
 
 
 def main() -> None:
@@ -286,6 +312,11 @@ def main() -> None:
         help="another tree's src/: its worker's cost too, in turns with this one's",
     )
     parser.add_argument("--turns", type=int, default=1, help="worker-cost runs (each tree)")
+    parser.add_argument(
+        "--kept-alive",
+        action="store_true",
+        help="the worker's cost again through a keep-alive front (bench/kept_alive.py)",
+    )
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--ceiling", nargs=3, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -305,16 +336,10 @@ def main() -> None:
             measure(endpoint, counter, options.jobs, options.round, options.concurrency)
         )
         report(phases, options.jobs)
-        for turn in range(options.turns):
-            if options.baseline_src:
-                label = f" (baseline {options.baseline_src}, turn {turn + 1})"
-                worker_cost(
-                    endpoint, options.cpu_jobs, options.concurrency, label, src=options.baseline_src
-                )
-                label = f" (this tree, turn {turn + 1})"
-            else:
-                label = ""
-            worker_cost(endpoint, options.cpu_jobs, options.concurrency, label)
+        worker_costs(endpoint, options)
+        if options.kept_alive:
+            with front(endpoint) as kept_alive:
+                worker_costs(endpoint, options, via=kept_alive)
 
 
 if __name__ == "__main__":
