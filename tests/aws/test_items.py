@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sqsjobs import JobStatus
 from sqsjobs.aws.wire.items import (
@@ -50,6 +54,11 @@ def test_numbers_are_plain_decimals_that_read_back_exactly(value: float) -> None
     text = number(value)["N"]
     assert "e" not in text.lower()
     assert float(text) == value
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_number_is_the_decimal_text_of_its_shortest_repr(value: float) -> None:
+    assert number(value)["N"] == format(Decimal(repr(value)), "f")
 
 
 def test_keyed_ids_depend_on_queue_tenant_and_key() -> None:

@@ -214,6 +214,25 @@ async def test_concurrent_requests_open_connections_up_to_the_pool_size(serve: A
     assert (server.connections, server.most_open) == (2, 2)
 
 
+async def test_a_request_cancelled_while_waiting_for_a_connection_takes_none(
+    serve: Any,
+) -> None:
+    """With one connection allowed, a request cancelled in the queue neither keeps the
+    slot nor strands the one behind it."""
+    server = await serve(answering(delay=0.2))
+    http = lean_http(max_pool_connections=1)
+    url = f"http://127.0.0.1:{server.port}/"
+    first = asyncio.ensure_future(http.send(post(url, b"first")))
+    second = asyncio.ensure_future(http.send(post(url, b"second")))
+    third = asyncio.ensure_future(http.send(post(url, b"third")))
+    await asyncio.sleep(0.05)
+    second.cancel()
+    replies = await asyncio.gather(first, third)
+    assert [await reply.content for reply in replies] == [b"first", b"third"]
+    assert second.cancelled()
+    assert (server.connections, server.most_open) == (1, 1)  # kept alive, one at a time
+
+
 async def test_a_connection_ended_before_its_reply_raises_connection_closed(
     serve: Any,
 ) -> None:

@@ -191,6 +191,25 @@ async def test_a_refused_condition_comes_back_with_the_item_as_botocore_gives_it
     assert str(lean.cause) == str(ordinary.cause)
 
 
+async def test_after_call_handlers_see_lean_replies_as_they_see_botocores(
+    transport: AioTransport, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``after-call`` (which releases retry quota) and the client's own handlers hear of
+    every lean reply, as of an ordinary one: the status, the parsed reply."""
+    client, _ = await transport._opened("dynamodb")
+    heard: list[tuple[str, int, str]] = []
+
+    def after_call(http_response: Any, parsed: Any, model: Any, **kwargs: Any) -> None:
+        heard.append((model.name, http_response.status_code, parsed["Attributes"]["status"]["S"]))
+
+    client.meta.events.register("after-call.dynamodb.UpdateItem", after_call)
+    sent = await watch(transport, "dynamodb", monkeypatch)
+    for n in range(3):  # the first one learns the route
+        await transport(update(table, f"heard-{n}", time.time()))
+    assert heard == [("UpdateItem", 200, "running")] * 3
+    assert sent.lean == 2
+
+
 async def test_sqs_errors_keep_their_query_compatible_codes(
     transport: AioTransport, queue: str
 ) -> None:

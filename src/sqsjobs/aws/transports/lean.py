@@ -117,6 +117,7 @@ class LeanSender:
         self._sigv4 = Signer()
         self._first_replies = FirstReplies(client)
         self._noting: dict[str, dict[str, Any]] = {}  # by API name, while it is learnt
+        self._aliases: dict[str, str] = {}  # event names as botocore's aliaser renames them
         client.meta.events.register(f"before-sign.{self._event_id}", self._note_signing)
         client.meta.events.register(f"before-send.{self._event_id}", self._note_request)
 
@@ -209,7 +210,7 @@ class LeanSender:
             self._endpoint._update_retries_context(context, attempts, response)
             response, error = await self._attempt(route, body, context)
         if error is not None:
-            await self._client.meta.events.emit(
+            await self._emit(
                 f"after-call-error.{self._event_id}.{model.name}", exception=error, context=context
             )
             raise error
@@ -272,6 +273,20 @@ class LeanSender:
             headers[name] = value.encode() if isinstance(value, str) else value
         return headers
 
+    async def _emit(self, event_name: str, **kwargs: Any) -> None:
+        """``events.emit``, with the alias of ``event_name`` worked out once: botocore's
+        aliaser splits and looks up every name it emits, and the alias of a name is
+        fixed (its table never changes)."""
+        events = self._client.meta.events
+        emitter = getattr(events, "_emitter", None)
+        if emitter is None:
+            await events.emit(event_name, **kwargs)
+            return
+        aliased = self._aliases.get(event_name)
+        if aliased is None:
+            aliased = self._aliases[event_name] = events._alias_event_name(event_name)
+        await emitter.emit(aliased, **kwargs)
+
     async def _parsed(self, model: Any, http: Any) -> Reply:
         response_dict = await convert_to_response_dict(http, model)
         parsed: Reply = await self._parser.parse(response_dict, model.output_shape)
@@ -283,7 +298,7 @@ class LeanSender:
 
     async def _outcome(self, model: Any, http: Any, parsed: Reply, context: Any) -> Reply:
         """As ``_make_api_call`` ends: ``after-call``, then the reply or the modeled error."""
-        await self._client.meta.events.emit(
+        await self._emit(
             f"after-call.{self._event_id}.{model.name}",
             http_response=http,
             parsed=parsed,

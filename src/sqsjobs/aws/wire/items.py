@@ -164,7 +164,10 @@ def number(value: float | int) -> dict[str, str]:
     """A DynamoDB number: plain decimal text (no exponent), exact for any float."""
     if isinstance(value, int):
         return {"N": str(value)}
-    return {"N": format(Decimal(repr(float(value))), "f")}
+    shortest = repr(float(value))  # what reads back as the same float
+    if "e" in shortest or "n" in shortest:  # an exponent (or inf, nan): spelled out
+        shortest = format(Decimal(shortest), "f")
+    return {"N": shortest}
 
 
 def text(value: str) -> dict[str, str]:
