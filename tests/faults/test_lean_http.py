@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import gc
 import ipaddress
 import socket
 import ssl
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -331,6 +333,34 @@ async def test_idle_connections_older_than_the_keep_alive_time_are_not_reused(
     await asyncio.sleep(0.2)
     await http.send(post(url))
     assert server.connections == 2
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+def test_closing_from_another_loop_leaves_a_closed_loops_connections_alone() -> None:
+    """A loop closed without closing its clients (``loop.close()`` after
+    ``run_until_complete``) leaves a kept-alive connection; closing the client from the
+    next loop (as ``transports.aio`` does) must not touch the closed one, whose socket
+    goes with it, as aiohttp's do."""
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        port = listening.getsockname()[1]
+
+        def keep_alive_once() -> None:
+            peer, _ = listening.accept()
+            with peer:
+                peer.recv(65536)
+                peer.sendall(reply(BODY))
+                peer.recv(65536)  # until the client's side goes
+
+        threading.Thread(target=keep_alive_once, daemon=True).start()
+        http = lean_http()
+        old = asyncio.new_event_loop()
+        response = old.run_until_complete(http.send(post(f"http://127.0.0.1:{port}/")))
+        assert old.run_until_complete(response.content) == BODY
+        assert http._idle  # kept alive, idle
+        old.close()
+        asyncio.run(http.close())  # no "Event loop is closed"
+        assert not http._idle
+        gc.collect()  # the closed loop's transport goes now, inside this test
 
 
 async def test_proxied_endpoints_and_other_connector_settings_stay_with_aiohttp(

@@ -94,6 +94,7 @@ class LeanHttp:
         self._slots = Slots(limit)
         self._origins: dict[str, Origin | None] = {}
         self._idle: dict[Origin, list[tuple[float, Connection]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None  # where its connections live
 
     @classmethod
     def serving(cls, session: Any, config: Any) -> LeanHttp | None:
@@ -146,8 +147,13 @@ class LeanHttp:
         return AioAWSResponse(request.url, status, headers, Body(body))
 
     async def close(self) -> None:
-        """Close the idle connections (none is busy once the client's calls are over)."""
+        """Close the idle connections (none is busy once the client's calls are over).
+
+        From another loop, after theirs was closed without closing them, nothing is
+        touched: as aiohttp's connector does, they went with that loop."""
         idle, self._idle = self._idle, {}
+        if self._loop is not None and self._loop.is_closed():
+            return
         for connections in idle.values():
             for _, connection in connections:
                 connection.close()
@@ -173,7 +179,7 @@ class LeanHttp:
         return None
 
     async def _connect(self, origin: Origin, url: str) -> Connection:
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         tls = None
         if origin.scheme == "https":
             if self._tls_context is None:
