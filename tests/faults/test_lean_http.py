@@ -387,8 +387,8 @@ async def test_proxied_endpoints_and_other_connector_settings_stay_with_aiohttp(
     assert LeanHttp.serving(object(), AioConfig()) is None
 
 
-def certificate(directory: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for localhost and 127.0.0.1, and its key."""
+def certificate(directory: Path, *, ip: bool = True) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost (and 127.0.0.1), and its key."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -397,7 +397,9 @@ def certificate(directory: Path) -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.UTC)
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    names: list[x509.GeneralName] = [x509.DNSName("localhost")]
+    if ip:
+        names.append(x509.IPAddress(ipaddress.ip_address("127.0.0.1")))
     made = (
         x509.CertificateBuilder()
         .subject_name(name)
@@ -439,3 +441,16 @@ async def test_tls_verifies_as_the_session_says(serve: Any, tmp_path: Path) -> N
     assert await (await unverified.send(post(url))).content == BODY
     await trusting.close()
     await unverified.close()
+
+
+async def test_tls_checks_the_host_name_the_certificate_is_for(serve: Any, tmp_path: Path) -> None:
+    """A trusted certificate for another name is refused, as botocore refuses it."""
+    cert, key = certificate(tmp_path, ip=False)  # for localhost, not for 127.0.0.1
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    server = await serve(answering(), tls)
+    http = lean_http(verify=str(cert))
+    assert await (await http.send(post(f"https://localhost:{server.port}/"))).content == BODY
+    with pytest.raises(SSLError):
+        await http.send(post(f"https://127.0.0.1:{server.port}/"))
+    await http.close()

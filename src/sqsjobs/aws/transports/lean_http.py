@@ -373,13 +373,17 @@ class TlsSettings(NamedTuple):
     key: str | None
 
     def context(self) -> ssl.SSLContext:
-        """The context aiobotocore's connector uses for an endpoint without a proxy."""
+        """The context aiobotocore's connector uses for an endpoint without a proxy,
+        checking the certificate's host name too."""
         if not self.verify:
             unverified = ssl.create_default_context()
             unverified.check_hostname = False
             unverified.verify_mode = ssl.CERT_NONE
             return unverified
         context: ssl.SSLContext = create_urllib3_context()
+        # urllib3 matches the host name itself and turns the context's check off; here
+        # the context is all there is, so it checks the name the certificate is for.
+        context.check_hostname = True
         if self.cert:
             context.load_cert_chain(self.cert, self.key)
         ca_certs = get_cert_path(self.verify)
