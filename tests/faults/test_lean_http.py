@@ -32,7 +32,11 @@ from botocore.exceptions import (
     SSLError,
 )
 
+from sqsjobs.aws.transports.aio import AioTransport
+from sqsjobs.aws.transports.endpoint import Endpoint
 from sqsjobs.aws.transports.lean_http import LeanHttp
+from sqsjobs.aws.wire.protocol import AwsError, Call
+from tests.aws.emulator import ENVIRONMENT
 
 BODY = '{"TableName": "jobs-ü", "Key": {"pk": {"S": "job#7f3a"}}}'.encode()
 
@@ -454,3 +458,29 @@ async def test_tls_checks_the_host_name_the_certificate_is_for(serve: Any, tmp_p
     with pytest.raises(SSLError):
         await http.send(post(f"https://127.0.0.1:{server.port}/"))
     await http.close()
+
+
+async def test_the_transports_ordinary_calls_check_the_host_name_too(
+    serve: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """aiobotocore's own calls (each operation's first, and those the lean path does
+    not send) go through aiohttp, which checks a certificate's name only when the SSL
+    context asks it to: ``transports.aio`` makes it ask."""
+    cert, key = certificate(tmp_path, ip=False)  # for localhost, not for 127.0.0.1
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    server = await serve(answering(), tls)
+    for name, value in {**ENVIRONMENT, "AWS_CA_BUNDLE": str(cert)}.items():
+        monkeypatch.setenv(name, value)
+    call = Call("dynamodb", "get_item", {"TableName": "jobs-ü", "Key": {"pk": {"S": "job#7f3a"}}})
+    named = AioTransport(Endpoint(f"https://localhost:{server.port}", max_attempts=1))
+    other = AioTransport(Endpoint(f"https://127.0.0.1:{server.port}", max_attempts=1))
+    try:
+        reply = await named(call)  # the echoed request reads as a reply with no item
+        assert reply["ResponseMetadata"]["HTTPStatusCode"] == 200
+        with pytest.raises(AwsError) as refused:
+            await other(call)
+        assert refused.value.code == "SSLError"
+    finally:
+        await named.aclose()
+        await other.aclose()

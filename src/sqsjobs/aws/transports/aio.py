@@ -122,6 +122,7 @@ class _LoopClients:
                     self._keeper = self._until_shutdown()
                     await anext(self._keeper)
                 opened = await self._stack.enter_async_context(self._open(service))
+                checking_host_names(opened._endpoint.http_session)
                 lean = LeanSender.of(opened)
                 if lean is not None:
                     self._stack.push_async_callback(lean.aclose)
@@ -144,3 +145,24 @@ class _LoopClients:
         """Close every client; a later call on this loop would open new ones."""
         self._clients, self._keeper = {}, None
         await self._stack.aclose()
+
+
+def checking_host_names(session: Any) -> None:
+    """Make aiobotocore's aiohttp session check the host name of a server's certificate.
+
+    aiobotocore hands aiohttp the SSL context botocore makes for urllib3, which turns the
+    context's host-name check off because urllib3 matches the name itself; aiohttp does
+    not, so a certificate that the CA bundle trusts but that was issued for another name
+    would be accepted. The session makes its context when it first connects, so a
+    session not yet used is changed in time. Any other kind of session is left alone.
+    """
+    make = getattr(session, "_get_ssl_context", None)
+    if make is None:
+        return
+
+    def checking() -> Any:
+        context = make()
+        context.check_hostname = True
+        return context
+
+    session._get_ssl_context = checking
