@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import resource
@@ -195,9 +196,10 @@ async def write_loop(endpoint: str, prefix: str, clients: int) -> dict[str, floa
         while todo:
             job_id, now = todo.pop(), time.time()
             token = uuid.uuid4().hex
-            await send(dynamo.claim(layout.indexed, job_id, "default", "ceiling", token, now, 2.0))
+            skew, retention = layout.clock_skew, layout.retention
+            await send(dynamo.claim(layout.indexed, job_id, "default", "ceiling", token, now, skew))
             done = time.time()
-            await send(dynamo.complete(layout.indexed, job_id, token, done, None, done + 86400))
+            await send(dynamo.complete(layout.indexed, job_id, token, done, None, done + retention))
 
     try:
         started = time.perf_counter()
@@ -242,9 +244,7 @@ def ceiling(endpoint: str, jobs: int, concurrency: int) -> dict[int, tuple[float
     for n, clients in enumerate(counts):
         mine = json.dumps(ids[n * jobs : (n + 1) * jobs])
         loop, cpu = emulated(
-            lambda clients=clients, mine=mine: child(  # type: ignore[misc]
-                "ceiling", endpoint, prefix, str(clients), stdin=mine
-            )
+            functools.partial(child, "ceiling", endpoint, prefix, str(clients), stdin=mine)
         )
         runs[clients] = (loop["writes"] / loop["seconds"], cpu / loop["writes"])
     return runs
