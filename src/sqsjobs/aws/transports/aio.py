@@ -27,6 +27,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import aioboto3  # type: ignore[import-untyped]
+from aiobotocore.client import AioBaseClient  # type: ignore[import-untyped]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
 from aiobotocore.session import AioSession  # type: ignore[import-untyped]
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
@@ -122,7 +123,7 @@ class _LoopClients:
                     self._keeper = self._until_shutdown()
                     await anext(self._keeper)
                 opened = await self._stack.enter_async_context(self._open(service))
-                checking_host_names(opened._endpoint.http_session)
+                checking_host_names(opened)
                 lean = LeanSender.of(opened)
                 if lean is not None:
                     self._stack.push_async_callback(lean.aclose)
@@ -147,15 +148,20 @@ class _LoopClients:
         await self._stack.aclose()
 
 
-def checking_host_names(session: Any) -> None:
-    """Make aiobotocore's aiohttp session check the host name of a server's certificate.
+def checking_host_names(client: Any) -> None:
+    """Make an aiobotocore client's aiohttp session check the host name of a server's
+    certificate.
 
     aiobotocore hands aiohttp the SSL context botocore makes for urllib3, which turns the
     context's host-name check off because urllib3 matches the name itself; aiohttp does
     not, so a certificate that the CA bundle trusts but that was issued for another name
     would be accepted. The session makes its context when it first connects, so a
-    session not yet used is changed in time. Any other kind of session is left alone.
+    session not yet used is changed in time. Any other kind of client or session (a
+    test's fake) is left alone.
     """
+    if not isinstance(client, AioBaseClient):
+        return
+    session = client._endpoint.http_session
     make = getattr(session, "_get_ssl_context", None)
     if make is None:
         return
