@@ -37,6 +37,7 @@ from .boto import new_session
 from .endpoint import Endpoint
 from .errors import NO_RESPONSE, no_response, translate
 from .lean import LeanSender
+from .tls import checked_context
 
 
 class AioTransport:
@@ -150,25 +151,11 @@ class _LoopClients:
 
 def checking_host_names(client: Any) -> None:
     """Make an aiobotocore client's aiohttp session check the host name of a server's
-    certificate.
-
-    aiobotocore hands aiohttp the SSL context botocore makes for urllib3, which turns the
-    context's host-name check off because urllib3 matches the name itself; aiohttp does
-    not, so a certificate that the CA bundle trusts but that was issued for another name
-    would be accepted. The session makes its context when it first connects, so a
-    session not yet used is changed in time. Any other kind of client or session (a
-    test's fake) is left alone.
-    """
+    certificate (``tls``). The session makes its context when it first connects, so a
+    session not yet used is changed in time; any other kind of client or session (a
+    test's fake) is left alone."""
     if not isinstance(client, AioBaseClient):
         return
     session = client._endpoint.http_session
-    make = getattr(session, "_get_ssl_context", None)
-    if make is None:
-        return
-
-    def checking() -> Any:
-        context = make()
-        context.check_hostname = True
-        return context
-
-    session._get_ssl_context = checking
+    if hasattr(session, "_get_ssl_context"):
+        session._get_ssl_context = checked_context

@@ -41,12 +41,12 @@ from botocore.httpsession import (  # type: ignore[import-untyped]
     EndpointConnectionError,
     ReadTimeoutError,
     SSLError,
-    create_urllib3_context,
     get_cert_path,
 )
 
 from .lean_connection import Connection
 from .lean_sign import signed_host
+from .tls import checked_context
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -270,16 +270,13 @@ class TlsSettings(NamedTuple):
 
     def context(self) -> ssl.SSLContext:
         """The context aiobotocore's connector uses for an endpoint without a proxy,
-        checking the certificate's host name too."""
+        checking the certificate's host name too (``tls``)."""
         if not self.verify:
             unverified = ssl.create_default_context()
             unverified.check_hostname = False
             unverified.verify_mode = ssl.CERT_NONE
             return unverified
-        context: ssl.SSLContext = create_urllib3_context()
-        # urllib3 matches the host name itself and turns the context's check off; here
-        # the context is all there is, so it checks the name the certificate is for.
-        context.check_hostname = True
+        context = checked_context()
         if self.cert:
             context.load_cert_chain(self.cert, self.key)
         ca_certs = get_cert_path(self.verify)
