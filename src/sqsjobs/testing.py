@@ -17,6 +17,10 @@ receive cost grew with the queue's depth times the messages returned (a drain of
 200-message queue spent a third of the emulator's CPU there). ``local_aws`` makes that
 check read the retention period alone: the same answer, in constant time, as on AWS.
 
+Connections stay open between requests, as AWS keeps them (werkzeug's server closes each
+after its reply; ``sqsjobs.testing_server`` has why and how): clients reuse their pooled
+connections here as they do on AWS, and pay for a new one as rarely.
+
 ``RequestCounter`` counts the requests the emulator serves by service and action, for
 assertions on request budgets (counts, never times). Needs the ``local`` extra
 (``pip install sqsjobs[local]``).
@@ -62,40 +66,21 @@ def local_aws(
     the lock that serves them one at a time, so the item images it reads are exact.
     """
     try:
-        from moto.moto_server.werkzeug_app import MotoRequestHandler
-        from moto.server import ThreadedMotoServer
+        from .testing_server import KeepAliveServer
     except ImportError as missing:  # pragma: no cover - depends on the install
         raise RuntimeError("local_aws() needs moto: pip install 'sqsjobs[local]'") from missing
 
-    class QuietHandler(MotoRequestHandler):
-        def log_request(self, *args: Any, **kwargs: Any) -> None:
-            """One line per request on stderr would drown test and demo output."""
-
-    class Server(ThreadedMotoServer):
-        """moto's server thread ends on a bind error (werkzeug exits it) and ``start``
-        then waits forever: the failure is noted and ``start`` returns, to raise here."""
-
-        failed = False
-
-        def _server_entry(self) -> None:
-            try:
-                super()._server_entry()
-            except (OSError, SystemExit):
-                self.failed = True
-                self._server_ready_event.set()
-
     _check_port(port)
     _retention_in_constant_time()
-    server = Server(ip_address="127.0.0.1", port=port, verbose=False)
+    server = KeepAliveServer(port=port)
     server.start()
     if server.failed:
         raise OSError(f"Cannot serve on 127.0.0.1:{port}: the server could not bind it")
     try:
-        # werkzeug's server looks its handler and app up per request, so changing them
-        # now (before any request) applies to every request.
+        # werkzeug's server looks its app up per request, so changing it now (before
+        # any request) applies to every request.
         wsgi = server._server
         assert wsgi is not None
-        wsgi.RequestHandlerClass = QuietHandler
         wsgi.app = _one_dynamodb_request_at_a_time(
             wsgi.app if meter is None else meter.wrap(wsgi.app)
         )
