@@ -32,6 +32,7 @@ from botocore.exceptions import (
     SSLError,
 )
 
+from sqsjobs.aws.transports import tls as tls_module
 from sqsjobs.aws.transports.aio import AioTransport
 from sqsjobs.aws.transports.endpoint import Endpoint
 from sqsjobs.aws.transports.lean_http import LeanHttp
@@ -484,3 +485,38 @@ async def test_the_transports_ordinary_calls_check_the_host_name_too(
     finally:
         await named.aclose()
         await other.aclose()
+
+
+async def test_every_client_shares_one_context_per_set_of_tls_settings(
+    serve: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading a CA bundle costs about 40 ms of CPU; aiobotocore loaded it for each client
+    it made, and a worker makes one per service and event loop. The process now makes one
+    context per set of TLS settings, for aiohttp's connections and ``lean_http``'s."""
+    cert, key = certificate(tmp_path, ip=False)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    server = await serve(answering(), tls)
+    for name, value in {**ENVIRONMENT, "AWS_CA_BUNDLE": str(cert)}.items():
+        monkeypatch.setenv(name, value)
+    made: list[ssl.SSLContext] = []
+    create = tls_module.create_urllib3_context
+
+    def counted() -> ssl.SSLContext:
+        made.append(create())
+        return made[-1]
+
+    monkeypatch.setattr(tls_module, "create_urllib3_context", counted)
+    url = f"https://localhost:{server.port}"
+    get = Call("dynamodb", "get_item", {"TableName": "jobs-ü", "Key": {"pk": {"S": "job#7f3a"}}})
+    send = Call("sqs", "send_message", {"QueueUrl": f"{url}/1/q", "MessageBody": "zoë"})
+    transports = [AioTransport(Endpoint(url, max_attempts=1)) for _ in range(2)]
+    try:
+        for transport in transports:
+            for call in (get, get, send):  # the first get is aiobotocore's, the second lean
+                assert (await transport(call))["ResponseMetadata"]["HTTPStatusCode"] == 200
+    finally:
+        for transport in transports:
+            await transport.aclose()
+    assert len(made) == 1
+    assert len(server.requests) == 6

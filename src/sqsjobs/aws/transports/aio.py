@@ -15,18 +15,22 @@ pytest-asyncio) closes every async generator of a loop before closing the loop
 
 A loop closed without that step (``loop.close()`` after ``run_until_complete``) leaves
 its clients open; they are closed from the next loop that calls, which is safe for a
-*closed* loop only: aiohttp then marks its connector closed without touching the loop
-(its sockets, if any were kept alive, go with it).
+*closed* loop only: aiohttp then marks its connector closed without touching the loop.
+Connections it kept alive cannot be closed without their loop; the garbage collector
+closes their sockets (with a ``ResourceWarning``, as for any transport of a loop closed
+that way).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
 import aioboto3  # type: ignore[import-untyped]
+import aiohttp
 from aiobotocore.client import AioBaseClient  # type: ignore[import-untyped]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
 from aiobotocore.session import AioSession  # type: ignore[import-untyped]
@@ -37,7 +41,7 @@ from .boto import new_session
 from .endpoint import Endpoint
 from .errors import NO_RESPONSE, no_response, translate
 from .lean import LeanSender
-from .tls import checked_context
+from .tls import checked_context, shared_context
 
 
 class AioTransport:
@@ -151,11 +155,25 @@ class _LoopClients:
 
 def checking_host_names(client: Any) -> None:
     """Make an aiobotocore client's aiohttp session check the host name of a server's
-    certificate (``tls``). The session makes its context when it first connects, so a
-    session not yet used is changed in time; any other kind of client or session (a
-    test's fake) is left alone."""
+    certificate, with the process's one context for its settings (``tls``). The session
+    makes its connector when it first connects, so a session not yet used is changed in
+    time; any other kind of client or session (a test's fake) is left alone."""
     if not isinstance(client, AioBaseClient):
         return
     session = client._endpoint.http_session
-    if hasattr(session, "_get_ssl_context"):
+    if hasattr(session, "_get_ssl_context") and hasattr(session, "_create_connector"):
         session._get_ssl_context = checked_context
+        session._create_connector = functools.partial(
+            _connector, session, session._create_connector
+        )
+
+
+def _connector(session: Any, create: Callable[[str | None], Any], proxy_url: str | None) -> Any:
+    """aiobotocore's connector for an endpoint reached directly, on the shared context;
+    through a proxy (whose own TLS settings apply) or unverified, aiobotocore's."""
+    if proxy_url or not session._verify:
+        return create(proxy_url)
+    context = shared_context(session._verify, session._cert_file, session._key_file)
+    return aiohttp.TCPConnector(
+        limit=session._max_pool_connections, ssl=context, **session._connector_args
+    )

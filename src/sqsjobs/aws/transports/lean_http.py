@@ -41,12 +41,11 @@ from botocore.httpsession import (  # type: ignore[import-untyped]
     EndpointConnectionError,
     ReadTimeoutError,
     SSLError,
-    get_cert_path,
 )
 
 from .lean_connection import Connection
 from .lean_sign import signed_host
-from .tls import checked_context
+from .tls import shared_context
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -270,19 +269,8 @@ class TlsSettings(NamedTuple):
 
     def context(self) -> ssl.SSLContext:
         """The context aiobotocore's connector uses for an endpoint without a proxy,
-        checking the certificate's host name too (``tls``)."""
-        if not self.verify:
-            unverified = ssl.create_default_context()
-            unverified.check_hostname = False
-            unverified.verify_mode = ssl.CERT_NONE
-            return unverified
-        context = checked_context()
-        if self.cert:
-            context.load_cert_chain(self.cert, self.key)
-        ca_certs = get_cert_path(self.verify)
-        if ca_certs:
-            context.load_verify_locations(ca_certs, None, None)
-        return context
+        checking the certificate's host name too, shared by the process (``tls``)."""
+        return shared_context(self.verify, self.cert, self.key)
 
 
 def _failure(error: Exception, request: Any) -> Exception:
