@@ -24,15 +24,16 @@ runs.
 
     python bench/aws_throughput.py [--jobs 2000] [--round 200] [--concurrency 10]
                                    [--cpu-jobs 200] [--baseline-src DIR] [--turns N]
-                                   [--kept-alive]
+                                   [--closing]
 
 ``--baseline-src`` runs another tree's worker (its ``src`` directory first on
 ``PYTHONPATH``) in turns with this one's on the same emulator, for before/after
 figures from one run. "after start" counts the worker's CPU from its first completed
 job, leaving out its start-up (importing aiobotocore, opening clients: about 0.2 s of
-CPU, a millisecond per job over 200 jobs). ``--kept-alive`` measures the workers once
-more through a keep-alive front (``kept_alive.py``): the emulator closes every
-connection, which AWS does not, so there each request costs a TCP connection of its own.
+CPU, a millisecond per job over 200 jobs). The emulator keeps connections open, as AWS
+does; ``--closing`` measures the workers once more through a front that closes each
+after its reply (``closing_front.py``), as werkzeug's server does, so that each request
+costs a TCP connection of its own.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kept_alive import front
+from closing_front import front
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.transports.aio import AioTransport
@@ -259,7 +260,7 @@ def worker_cost(
     via: str | None = None,
 ) -> None:
     """The worker's CPU per job and the drain's share of the write ceiling; ``via``: the
-    endpoint the worker talks to instead (a keep-alive front), the ceiling left out."""
+    endpoint the worker talks to instead (a closing front), the ceiling left out."""
     prefix = f"cpu-{uuid.uuid4().hex[:8]}"
     store = SqsJobStore.create(prefix, endpoint_url=endpoint)
     asyncio.run(enqueue(JobQueue(store), jobs))
@@ -292,7 +293,7 @@ def worker_cost(
 def worker_costs(endpoint: str, options: argparse.Namespace, via: str | None = None) -> None:
     """``--turns`` turns of each tree's worker, taking turns on one emulator."""
     jobs, concurrency, baseline = options.cpu_jobs, options.concurrency, options.baseline_src
-    kind = ", kept-alive connections" if via else ""
+    kind = ", a connection per request" if via else ""
     for turn in range(options.turns):
         if baseline:
             label = f" (baseline {baseline}{kind}, turn {turn + 1})"
@@ -313,9 +314,10 @@ def main() -> None:
     )
     parser.add_argument("--turns", type=int, default=1, help="worker-cost runs (each tree)")
     parser.add_argument(
-        "--kept-alive",
+        "--closing",
         action="store_true",
-        help="the worker's cost again through a keep-alive front (bench/kept_alive.py)",
+        help="the worker's cost again through a front closing each connection "
+        "after its reply (bench/closing_front.py)",
     )
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--ceiling", nargs=3, help=argparse.SUPPRESS)
@@ -337,9 +339,9 @@ def main() -> None:
         )
         report(phases, options.jobs)
         worker_costs(endpoint, options)
-        if options.kept_alive:
-            with front(endpoint) as kept_alive:
-                worker_costs(endpoint, options, via=kept_alive)
+        if options.closing:
+            with front(endpoint) as closing:
+                worker_costs(endpoint, options, via=closing)
 
 
 if __name__ == "__main__":

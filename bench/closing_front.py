@@ -1,14 +1,15 @@
-"""A keep-alive front for the local AWS emulator, for measuring clients as AWS serves them.
+"""A front for the local AWS emulator that closes every connection after its reply, for
+measuring clients as a server that never keeps a connection open serves them.
 
-The emulator's server (werkzeug's) closes the connection after every reply, so each
-request of a client opens and closes a TCP connection; AWS's endpoints keep connections
-open, and a client that pools them (botocore, ``lean_http``) pays for a connection once.
-This front accepts kept-alive connections and serves request after request on each,
-passing every request to the emulator on a connection of its own and its reply back
-without ``Connection: close``. It runs in its own process, so its CPU is counted
+The emulator keeps connections open between requests, as AWS does, and a client that
+pools them (botocore, ``lean_http``) pays for a connection once. werkzeug's development
+server, which moto runs, closes each after its reply, as do some proxies: there every
+request of a client opens and closes a TCP connection of its own. This front serves one
+request per connection, passing it to the emulator and its reply back with
+``Connection: close``, then closes. It runs in its own process, so its CPU is counted
 neither as the client's nor as the emulator's.
 
-    python bench/kept_alive.py http://127.0.0.1:PORT   # prints the front's endpoint
+    python bench/closing_front.py http://127.0.0.1:PORT   # prints the front's endpoint
 
 ``front(endpoint)`` runs it for the duration of a ``with`` block.
 """
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 
 @contextmanager
 def front(endpoint: str) -> Iterator[str]:
-    """A keep-alive front for ``endpoint`` in a subprocess; yields the front's endpoint."""
+    """A closing front for ``endpoint`` in a subprocess; yields the front's endpoint."""
     process = subprocess.Popen(
         [sys.executable, __file__, endpoint], stdout=subprocess.PIPE, text=True
     )
@@ -59,29 +60,24 @@ async def exchange(upstream: tuple[str, int], request: bytes) -> bytes:
         writer.close()
 
 
-def kept_open(reply: bytes) -> bytes:
-    """``reply`` without its ``Connection: close`` header."""
+def closing(reply: bytes) -> bytes:
+    """``reply`` saying ``Connection: close``."""
     head, _, body = reply.partition(b"\r\n\r\n")
-    lines = [
-        line
-        for line in head.split(b"\r\n")
-        if line.lower().replace(b" ", b"") != b"connection:close"
-    ]
-    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+    lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:")]
+    return b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n" + body
 
 
 async def serve(
     upstream: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     try:
-        while True:
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, ConnectionError):
-                return
-            body = await reader.readexactly(content_length(head) or 0)
-            writer.write(kept_open(await exchange(upstream, head + body)))
-            await writer.drain()
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        body = await reader.readexactly(content_length(head) or 0)
+        writer.write(closing(await exchange(upstream, head + body)))
+        await writer.drain()
     finally:
         writer.close()
 
