@@ -59,7 +59,7 @@ class KeepAliveHandler(MotoRequestHandler):
     """moto's request handler, quiet, leaving a connection open after a reply when the
     request was read to its end (see the module docstring)."""
 
-    connections = OpenConnections()  # replaced per server by ``KeepAliveServer``
+    connections: OpenConnections  # the server's: ``KeepAliveServer`` makes a subclass
     _connection_stream: Any = None
 
     def setup(self) -> None:

@@ -86,7 +86,6 @@ class LeanHttp:
     ) -> None:
         self._session = session  # aiobotocore's, for URLs that go through a proxy
         self._tls = tls
-        self._tls_context: ssl.SSLContext | None = None  # made on the first https connection
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._keepalive = keepalive
@@ -179,11 +178,7 @@ class LeanHttp:
 
     async def _connect(self, origin: Origin, url: str) -> Connection:
         loop = self._loop = asyncio.get_running_loop()
-        tls = None
-        if origin.scheme == "https":
-            if self._tls_context is None:
-                self._tls_context = self._tls.context()
-            tls = self._tls_context
+        tls = self._tls.context() if origin.scheme == "https" else None
         try:
             async with asyncio.timeout(self._connect_timeout):
                 _, connection = await loop.create_connection(
@@ -260,8 +255,8 @@ def _request_bytes(origin: Origin, headers: Mapping[str, str | bytes], body: byt
 
 
 class TlsSettings(NamedTuple):
-    """The session's TLS settings; a context is made only for an https endpoint (loading
-    CA certificates costs tens of milliseconds)."""
+    """The session's TLS settings; their context is asked for only by an https
+    connection (the process makes it once, ``tls.shared_context``)."""
 
     verify: Any  # False, True, or a CA bundle's path
     cert: str | None
