@@ -10,9 +10,7 @@ TLS runs against a certificate made for the test.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import gc
-import ipaddress
 import socket
 import ssl
 import threading
@@ -39,88 +37,9 @@ from sqsjobs.aws.transports.lean_http import LeanHttp
 from sqsjobs.aws.wire.protocol import AwsError, Call
 from tests.aws.emulator import ENVIRONMENT
 
+from .local_servers import Handler, Peer, Server, answering, certificate, reply
+
 BODY = '{"TableName": "jobs-ü", "Key": {"pk": {"S": "job#7f3a"}}}'.encode()
-
-
-class Peer:
-    """One accepted connection: what the client sent on it, read a request at a time."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-
-    async def request(self) -> tuple[bytes, bytes] | None:
-        """The next request's head and body; ``None`` once the client closed."""
-        try:
-            head = await self.reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError:
-            return None
-        length = 0
-        for line in head.split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        return head, await self.reader.readexactly(length)
-
-
-Handler = Callable[[Peer, "Server"], Awaitable[None]]
-
-
-class Server:
-    """A loopback server running ``handler`` for each connection; counts them."""
-
-    def __init__(self, handler: Handler) -> None:
-        self.handler = handler
-        self.connections = 0
-        self.open = 0
-        self.most_open = 0
-        self.requests: list[tuple[bytes, bytes]] = []
-        self.port = 0
-        self._server: asyncio.Server | None = None
-
-    async def start(self, tls: ssl.SSLContext | None = None) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=tls)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        self.open += 1
-        self.most_open = max(self.most_open, self.open)
-        try:
-            await self.handler(Peer(reader, writer), self)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self.open -= 1
-            writer.close()
-
-    async def stop(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
-
-
-def reply(body: bytes, *extra: str, status: str = "200 OK") -> bytes:
-    headers = "".join(f"{line}\r\n" for line in extra)
-    return (
-        f"HTTP/1.1 {status}\r\nContent-Type: application/x-amz-json-1.0\r\n"
-        f"x-amzn-RequestId: r-{len(body)}\r\n{headers}Content-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
-
-
-def answering(*extra: str, delay: float = 0.0) -> Handler:
-    """Echo every request's body back, on the same connection until the client closes
-    it (or after one reply, if ``extra`` says ``Connection: close``)."""
-
-    async def handler(peer: Peer, server: Server) -> None:
-        while (request := await peer.request()) is not None:
-            server.requests.append(request)
-            await asyncio.sleep(delay)
-            peer.writer.write(reply(request[1], *extra))
-            await peer.writer.drain()
-            if "Connection: close" in extra:
-                return
-
-    return handler
 
 
 @pytest.fixture
@@ -390,43 +309,6 @@ async def test_proxied_endpoints_and_other_connector_settings_stay_with_aiohttp(
     forced = AIOHTTPSession(connector_args={"force_close": True})
     assert LeanHttp.serving(forced, AioConfig()) is None
     assert LeanHttp.serving(object(), AioConfig()) is None
-
-
-def certificate(directory: Path, *, ip: bool = True) -> tuple[Path, Path]:
-    """A self-signed certificate for localhost (and 127.0.0.1), and its key."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    names: list[x509.GeneralName] = [x509.DNSName("localhost")]
-    if ip:
-        names.append(x509.IPAddress(ipaddress.ip_address("127.0.0.1")))
-    made = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(made.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
 
 
 async def test_tls_verifies_as_the_session_says(serve: Any, tmp_path: Path) -> None:
