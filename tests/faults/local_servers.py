@@ -146,24 +146,17 @@ def server_context(cert: Path, key: Path) -> ssl.SSLContext:
     return context
 
 
-class Tunnel:
-    """One ``CONNECT`` the proxy served: its target, and the bytes relayed each way."""
-
-    def __init__(self, target: str) -> None:
-        self.target = target
-        self.sent = 0  # from the client towards the target
-        self.received = 0  # from the target back to the client
-
-
 class ConnectProxy:
-    """A forward proxy on 127.0.0.1 that serves ``CONNECT`` only (anything else: 405)."""
+    """A forward proxy on 127.0.0.1 that serves ``CONNECT`` only (anything else: 405);
+    ``tunnels`` holds the target (``host:port``) of every tunnel it opened."""
 
     def __init__(self) -> None:
-        self.tunnels: list[Tunnel] = []
+        self.tunnels: list[str] = []
         self.refused: list[bytes] = []  # request lines of anything but CONNECT
         self.port = 0
         self._server: asyncio.Server | None = None
-        self._relays: set[asyncio.Task[None]] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
 
     @property
     def url(self) -> str:
@@ -174,54 +167,53 @@ class ConnectProxy:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
+        """Stop listening and end every tunnel (its relays see their connections close)."""
         assert self._server is not None
         self._server.close()
-        for relay in list(self._relays):
-            relay.cancel()
-        await asyncio.gather(*self._relays, return_exceptions=True)
+        for writer in self._writers:
+            writer.close()
+        await asyncio.gather(*self._handlers)
         await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._relays.add(task := asyncio.current_task())  # type: ignore[arg-type]
+        handler = asyncio.current_task()
+        assert handler is not None
+        self._handlers.add(handler)  # type: ignore[arg-type]
+        self._writers.add(writer)
         try:
             await self._tunnel(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            self._relays.discard(task)  # type: ignore[arg-type]
+            self._handlers.discard(handler)  # type: ignore[arg-type]
+            self._writers.discard(writer)
             writer.close()
 
     async def _tunnel(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        method, target, _ = head.split(b"\r\n", 1)[0].split(b" ", 2)
+        request_line = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n", 1)[0]
+        method, target, _ = request_line.split(b" ", 2)
         if method != b"CONNECT":
-            self.refused.append(head.split(b"\r\n", 1)[0])
+            self.refused.append(request_line)
             writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
             await writer.drain()
             return
-        tunnel = Tunnel(target.decode())
-        self.tunnels.append(tunnel)
-        host, _, port = tunnel.target.rpartition(":")
+        self.tunnels.append(target.decode())
+        host, _, port = target.decode().rpartition(":")
         upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
+        self._writers.add(upstream_writer)
         try:
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             await writer.drain()
-            await asyncio.gather(
-                _relay(reader, upstream_writer, tunnel, "sent"),
-                _relay(upstream_reader, writer, tunnel, "received"),
-            )
+            await asyncio.gather(_relay(reader, upstream_writer), _relay(upstream_reader, writer))
         finally:
+            self._writers.discard(upstream_writer)
             upstream_writer.close()
 
 
-async def _relay(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tunnel: Tunnel, count: str
-) -> None:
+async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """Copy bytes until ``reader`` ends, then end ``writer`` too."""
     with contextlib.suppress(ConnectionError):
         while data := await reader.read(65536):
-            setattr(tunnel, count, getattr(tunnel, count) + len(data))
             writer.write(data)
             await writer.drain()
-    with contextlib.suppress(OSError):
-        writer.close()
+    writer.close()

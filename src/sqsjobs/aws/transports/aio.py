@@ -28,6 +28,7 @@ import functools
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
+from urllib.parse import urlsplit
 
 import aioboto3  # type: ignore[import-untyped]
 import aiohttp
@@ -35,6 +36,7 @@ from aiobotocore.client import AioBaseClient  # type: ignore[import-untyped]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
 from aiobotocore.session import AioSession  # type: ignore[import-untyped]
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+from botocore.utils import get_environ_proxies  # type: ignore[import-untyped]
 
 from ..wire.protocol import Call, Reply, Service
 from .boto import new_session
@@ -153,25 +155,68 @@ class _LoopClients:
         await self._stack.aclose()
 
 
+class UnverifiableProxy(RuntimeError):
+    """The endpoint is reached through a proxy, and this aiobotocore's session lacks the
+    hooks through which the transport checks the endpoint's certificate there."""
+
+
+# What ``checking_host_names`` replaces and reads on aiobotocore's ``AIOHTTPSession``.
+_SESSION_HOOKS = ("_get_ssl_context", "_create_connector")
+_SESSION_SETTINGS = (
+    "_verify",
+    "_cert_file",
+    "_key_file",
+    "_max_pool_connections",
+    "_connector_args",
+)
+
+
 def checking_host_names(client: Any) -> None:
-    """Make an aiobotocore client's aiohttp session check the host name of a server's
-    certificate, with the process's one context for its settings (``tls``). The session
-    makes its connector when it first connects, so a session not yet used is changed in
-    time; any other kind of client or session (a test's fake) is left alone."""
+    """Make an aiobotocore client's aiohttp session verify a server's certificate and
+    host name, with the process's one context for its settings (``tls``), whether it
+    connects directly or through a proxy. The session makes its connectors when it
+    first connects, so a session not yet used is changed in time; any other kind of
+    client (a test's fake) is left alone.
+
+    aiobotocore's own connector for a proxied URL skips verification (``ssl=False``
+    unless the client has proxy TLS settings) and its context for a direct one skips
+    the host name. A session without the hooks replaced here (another aiobotocore) keeps
+    its own direct connections, which verify certificates; a client whose endpoint it
+    would reach through a proxy is refused here, before any request is sent."""
     if not isinstance(client, AioBaseClient):
         return
     session = client._endpoint.http_session
-    if hasattr(session, "_get_ssl_context") and hasattr(session, "_create_connector"):
+    if all(hasattr(session, name) for name in (*_SESSION_HOOKS, *_SESSION_SETTINGS)):
         session._get_ssl_context = checked_context
         session._create_connector = functools.partial(
             _connector, session, session._create_connector
         )
+    elif _proxied(client):
+        raise UnverifiableProxy(
+            f"{client.meta.endpoint_url} is reached through a proxy (HTTPS_PROXY or the "
+            "client's proxies), where this aiobotocore's session would not verify its "
+            "certificate; use an aiobotocore whose AIOHTTPSession has "
+            f"{' and '.join(_SESSION_HOOKS)}, or an endpoint reached without a proxy"
+        )
+
+
+def _proxied(client: Any) -> bool:
+    """Whether botocore sends the client's https requests through a proxy: the
+    client's ``proxies``, else the environment's for its endpoint (``NO_PROXY``)."""
+    url = client.meta.endpoint_url
+    proxies = client.meta.config.proxies or get_environ_proxies(url)
+    return urlsplit(url).scheme == "https" and bool(proxies.get("https"))
 
 
 def _connector(session: Any, create: Callable[[str | None], Any], proxy_url: str | None) -> Any:
-    """aiobotocore's connector for an endpoint reached directly, on the shared context;
-    through a proxy (whose own TLS settings apply) or unverified, aiobotocore's."""
-    if proxy_url or not session._verify:
+    """The connector for one of the session's proxies (``None``: direct), on the shared
+    context for its TLS settings; with ``verify=False``, aiobotocore's (unverified).
+
+    Through a proxy, aiohttp opens the endpoint's TLS inside the CONNECT tunnel with the
+    connector's context and the endpoint's host name, so the endpoint is verified as
+    without a proxy. The same context checks an https proxy's own certificate, as
+    botocore does for a client without proxy TLS settings (the transports give none)."""
+    if not session._verify:
         return create(proxy_url)
     context = shared_context(session._verify, session._cert_file, session._key_file)
     return aiohttp.TCPConnector(

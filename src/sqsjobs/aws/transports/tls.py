@@ -3,7 +3,11 @@
 botocore makes its context for urllib3 (``create_urllib3_context``), which turns the
 context's host-name check off because urllib3 matches the name itself. aiohttp and
 asyncio do not: with that context as it is, a certificate the CA bundle trusts but
-issued for another name would be accepted. Every context here checks the name.
+issued for another name would be accepted. Every context here checks the name. And
+aiobotocore's connector for an endpoint behind a proxy (``HTTPS_PROXY``) verifies
+nothing unless the client has proxy TLS settings; ``transports.aio`` gives that
+connector the same context as a direct one, so the endpoint's certificate and name are
+checked inside the proxy's tunnel too.
 
 Loading a CA bundle into a context costs about 40 ms of CPU, and aiobotocore loads it
 again for every client it makes (a worker has one per service and event loop). A context
@@ -31,9 +35,10 @@ def checked_context() -> ssl.SSLContext:
 
 @functools.cache
 def shared_context(verify: bool | str, cert: str | None, key: str | None) -> ssl.SSLContext:
-    """The context for a client's settings, as aiobotocore's connector makes it for an
-    endpoint without a proxy (plus the host-name check): ``verify`` is ``False``, ``True``
-    (botocore's CA bundle) or a bundle's path; ``cert`` and ``key`` a client certificate."""
+    """The context for a client's settings, direct or through a proxy, as aiobotocore's
+    connector makes it for an endpoint without a proxy (plus the host-name check):
+    ``verify`` is ``False``, ``True`` (botocore's CA bundle) or a bundle's path; ``cert``
+    and ``key`` a client certificate."""
     if not verify:
         unverified = ssl.create_default_context()
         unverified.check_hostname = False
