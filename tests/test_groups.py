@@ -1,5 +1,8 @@
 """``enqueue(group=...)``: validated before anything is written, kept on the record.
 
+A tenant's job is grouped within its tenant (``tenant`` or ``{tenant}/...``): the rest of
+the tests are in ``test_tenants.py``.
+
 On ``MemoryJobStore`` a group is informational: claims keep their priority order.
 """
 
@@ -42,13 +45,14 @@ def test_the_default_group_is_the_tenant_else_the_queue() -> None:
     assert chosen.group == "acme/orders:42"
     assert queue.get(chosen.id) == chosen
     assert Job.model_validate_json(chosen.model_dump_json()) == chosen
-    assert queue.for_tenant("globex").enqueue("a", group="g@1").job.group == "g@1"
+    assert queue.enqueue("a", group="g@1").job.group == "g@1"  # no tenant: as given
+    assert queue.for_tenant("globex").enqueue("a", group="g@1").job.group == "globex/g@1"
 
 
-async def test_tenant_views_pass_the_group_on() -> None:
+async def test_tenant_views_pass_the_group_on_within_their_tenant() -> None:
     queue = JobQueue(MemoryJobStore())
     job = (await queue.for_tenant("acme").enqueue("a", group="ledger.1")).job
-    assert (job.tenant, job.group) == ("acme", "ledger.1")
+    assert (job.tenant, job.group) == ("acme", "acme/ledger.1")
 
 
 async def test_memory_claims_keep_priority_order_whatever_the_group() -> None:

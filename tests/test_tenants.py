@@ -205,3 +205,76 @@ async def test_a_view_lists_only_its_tenant(queue: Queue, clock: FakeClock) -> N
         await call(acme.list(tenant="globex"))
     assert caught.value.code == "invalid_option"
     assert "'globex'" in str(caught.value) and "'acme'" in str(caught.value)
+
+
+# -- message groups ---------------------------------------------------------------------
+
+
+async def test_a_views_group_is_within_its_tenant_and_never_another_tenants(
+    queue: Queue,
+) -> None:
+    """Tenant ids hold no "/", so ``evil/...`` can never be ``acme`` nor start ``acme/``."""
+    acme, evil = queue.for_tenant("acme"), queue.for_tenant("evil")
+    own = (await call(acme.enqueue("invoice.send", {"n": 1}))).job
+    chosen = (await call(acme.enqueue("invoice.send", {"n": 2}, group="orders:42"))).job
+    forged = [
+        (await call(evil.enqueue("invoice.send", {"n": 3}, group=group, delay=43_200.25))).job
+        for group in ("acme", "acme/orders:42", "billing")
+    ]
+    assert (own.group, chosen.group) == ("acme", "acme/orders:42")
+    assert [job.group for job in forged] == ["evil/acme", "evil/acme/orders:42", "evil/billing"]
+    for job in forged:
+        assert job.group is not None
+        assert job.group != "acme" and not job.group.startswith("acme/")
+        assert (await call(queue.get(job.id))).group == job.group  # what the record keeps
+
+
+async def test_enqueue_many_confines_each_requests_group_to_the_views_tenant(
+    queue: Queue,
+) -> None:
+    results = await call(
+        queue.for_tenant("evil").enqueue_many(
+            [
+                EnqueueRequest("invoice.send", {"n": 1}, group="acme"),
+                EnqueueRequest("invoice.send", {"n": 2}),
+                EnqueueRequest("invoice.send", {"n": 3}, group="evil/ledger", tenant="evil"),
+            ]
+        )
+    )
+    assert [r.job.group for r in results] == ["evil/acme", "evil", "evil/ledger"]
+
+
+async def test_a_tenants_group_read_back_names_the_same_group_again(queue: Queue) -> None:
+    """``Job.group`` is the group as stored: passing it again joins that group, not a new one."""
+    view = queue.for_tenant("initech")
+    first = (await call(view.enqueue("invoice.send", group="ledger"))).job
+    again = (await call(view.enqueue("invoice.send", group=first.group))).job
+    default = (await call(view.enqueue("invoice.send", group="initech"))).job
+    assert first.group == again.group == "initech/ledger"
+    assert default.group == "initech"  # the tenant's own default group, named
+
+
+async def test_a_tenants_group_must_fit_128_characters_with_its_prefix(queue: Queue) -> None:
+    tenant = "acme-7"
+    view = queue.for_tenant(tenant)
+    longest = "g" * (128 - len(tenant) - 1)
+    assert (await call(view.enqueue("invoice.send", group=longest))).job.group == (
+        f"{tenant}/{longest}"
+    )
+    with pytest.raises(JobConfigError) as caught:
+        await call(view.enqueue("invoice.send", group=longest + "g"))
+    assert caught.value.code == "invalid_option"
+    message = str(caught.value)
+    assert "'acme-7/<group>'" in message and "128" in message and "121" in message
+    with pytest.raises(JobConfigError):
+        await call(view.enqueue_many([EnqueueRequest("a"), EnqueueRequest("b", group="x" * 125)]))
+    assert len(await ids(queue.list())) == 1
+
+
+async def test_the_facade_confines_a_tenants_group_as_its_view_does(queue: Queue) -> None:
+    """Same tenant, same group: the same message group whichever producer enqueued it."""
+    through_view = (await call(queue.for_tenant("evil").enqueue("a", group="acme"))).job
+    direct = (await call(queue.enqueue("a", tenant="evil", group="acme"))).job
+    shared = (await call(queue.enqueue("a", group="acme"))).job  # no tenant: the operator's
+    assert through_view.group == direct.group == "evil/acme"
+    assert shared.group == "acme"

@@ -176,7 +176,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         None if request.idempotency_key is None else check_idempotency_key(request.idempotency_key)
     )
     tenant = None if request.tenant is None else check_tenant(request.tenant)
-    group = check_group(request.group) if request.group is not None else tenant or queue
+    group = check_group(request.group, tenant) if request.group is not None else tenant or queue
     run_at = _run_at(request, now)
     payload, _ = checked_json(request.payload, config.payload_max_bytes)
     job = Job.model_construct(

@@ -54,8 +54,10 @@ class Job(BaseModel):
     result: JsonValue | None
     # The job's message group (``enqueue(group=...)``, else its tenant, else its queue):
     # on a FIFO queue its jobs run one at a time in enqueue order; on a standard queue SQS
-    # fair queues keep one group's burst from delaying the others. ``None`` only on records
-    # written before groups existed (``message_group`` then derives it).
+    # fair queues keep one group's burst from delaying the others. A tenant's job is
+    # grouped within its tenant, and this is the group as stored and sent: ``group="x"``
+    # with tenant ``acme`` reads ``acme/x`` (``_validation.tenant_group``). ``None`` only
+    # on records written before groups existed (``message_group`` then derives it).
     group: str | None = None
     # True when the producer passed ``timeout``; otherwise it is a default, and a handler
     # that declares its own timeout replaces it when the job runs (``HandlerDefaults``).
@@ -70,5 +72,11 @@ class Job(BaseModel):
 
 
 def message_group(job: Job) -> str:
-    """The group a job's messages carry: its own, else its tenant, else its queue."""
+    """The group a job's messages carry: its own, else its tenant, else its queue.
+
+    A tenant's ``job.group`` was confined to its tenant when the job was enqueued, and the
+    fallbacks name the tenant's own group or the queue's. Records written before tenants'
+    groups were confined keep the group they were written with: re-sends of them (a
+    reconcile, a redrive) send it unchanged, so their FIFO order holds across an upgrade.
+    """
     return job.group or job.tenant or job.queue

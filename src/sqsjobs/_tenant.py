@@ -9,6 +9,12 @@ request handler serving one tenant): through the view it cannot enqueue for, rea
 cancel or list another tenant's jobs, nor jobs without a tenant. It is not a security
 boundary against code that holds the façade, the store or AWS credentials: those reach
 every tenant (see "Tenants and isolation" in the README).
+
+Nor can it join another tenant's message group: every job with a tenant, through a view
+or the façade alike, is grouped within its tenant (``tenant``, or ``{tenant}/{group}``
+for a group it names: ``_validation.tenant_group``, applied where the request is
+prepared), so the view needs no rule of its own for groups and a tenant's group means
+the same whichever producer enqueued the job.
 """
 
 from __future__ import annotations

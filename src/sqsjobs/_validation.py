@@ -164,7 +164,8 @@ IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 TENANT = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,61}[a-z0-9])?")
 # A message group: SQS allows up to 128 characters of ASCII letters, digits and
 # punctuation; this is a subset that every tenant id and queue name (the defaults) fits.
-GROUP = re.compile(r"[a-zA-Z0-9._:/@-]{1,128}")
+GROUP_MAX = 128
+GROUP = re.compile(rf"[a-zA-Z0-9._:/@-]{{1,{GROUP_MAX}}}")
 
 
 def _check_grammar(
@@ -191,8 +192,33 @@ def check_tenant(tenant: object) -> str:
     return _check_grammar(tenant, TENANT, "tenant")
 
 
-def check_group(group: object) -> str:
-    return _check_grammar(group, GROUP, "group")
+def check_group(group: object, tenant: str | None = None) -> str:
+    """``group`` if valid; for a tenant's job, the group within that tenant (``tenant_group``)."""
+    checked = _check_grammar(group, GROUP, "group")
+    return checked if tenant is None else tenant_group(checked, tenant)
+
+
+def tenant_group(group: str, tenant: str) -> str:
+    """A tenant's group in its own namespace: ``tenant``, or ``{tenant}/...``.
+
+    Groups order and pace jobs (a FIFO group runs one job at a time), so a tenant naming
+    another's group could stall it: a job due in 12 hours holds its FIFO group until then.
+    A tenant id holds no "/", so no prefixed group of tenant ``evil`` is ``acme`` or starts
+    with ``acme/``. A group already in the namespace is kept as it is, so a ``Job.group``
+    read back names the same group again, and the tenant's default group can be named.
+    """
+    if group == tenant or group.startswith(f"{tenant}/"):
+        return group
+    confined = f"{tenant}/{group}"
+    if len(confined) > GROUP_MAX:
+        raise JobConfigError(
+            "invalid_option",
+            f"Invalid group {group!r} for tenant {tenant!r}: a tenant's jobs are grouped as "
+            f"'{tenant}/<group>', which must fit {GROUP_MAX} characters, so this tenant's "
+            f"groups are at most {GROUP_MAX - len(tenant) - 1} characters (this one has "
+            f"{len(group)})",
+        )
+    return confined
 
 
 def plain_json(value: Any, what: str = "payload") -> JsonValue:

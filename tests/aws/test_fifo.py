@@ -299,9 +299,9 @@ def test_standard_queue_delays_still_use_delay_seconds(store: SqsJobStore, sqs: 
 
 def test_a_job_read_back_keeps_its_group(fifo: SqsJobStore) -> None:
     queue = SyncJobQueue(fifo)
-    job = queue.enqueue("a", {"ü": 1}, tenant="acme", group="acme:orders").job
+    job = queue.enqueue("a", {"ü": 1}, tenant="acme", group="orders:7").job
     read = queue.get(job.id)
-    assert read == job and read is not None and read.group == "acme:orders"
+    assert read == job and read is not None and read.group == "acme/orders:7"
     assert Job.model_validate_json(read.model_dump_json()) == read
 
 
@@ -313,3 +313,55 @@ def test_a_bad_group_is_refused_before_anything_is_written(fifo: SqsJobStore, gr
     assert caught.value.code == "invalid_option"
     spent = COUNTER.counts() - before
     assert spent.requests[("dynamodb", "PutItem")] == 0 and spent.service("sqs") == 0
+
+
+async def test_another_tenant_cannot_stall_a_tenants_fifo_group(fifo: SqsJobStore) -> None:
+    """A tenant naming another tenant's group, with a job due in 12 hours, holds a group of
+    its own: the other tenant's jobs run, in order, while it waits."""
+    queue = JobQueue(fifo)
+    url = fifo.queue_urls["default"]
+    ran: list[int] = []
+    done = asyncio.Event()
+
+    async def post(ctx: JobContext) -> None:
+        ran.append(ctx.payload["n"])
+        if len(ran) == 3:
+            done.set()
+
+    stalling = await queue.for_tenant("evil").enqueue("post", {"n": -1}, group="acme", delay=43_200)
+    acme = queue.for_tenant("acme")
+    for n in range(3):
+        await acme.enqueue("post", {"n": n})
+    async with JobWorker(queue, {"post": post}, concurrency=2):
+        await asyncio.wait_for(done.wait(), 60)
+    assert ran == [0, 1, 2]
+    held = await queue.get(stalling.job.id)
+    assert held is not None and (held.status, held.group) == ("delayed", "evil/acme")
+    assert url.endswith(".fifo")
+
+
+async def test_a_tenant_views_group_is_sent_within_its_tenant_single_and_batch(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    url = store.queue_urls["default"]
+    queue = JobQueue(store)
+    evil = queue.for_tenant("evil")
+    acme = (await queue.for_tenant("acme").enqueue("a", {"n": 0})).job
+    single = (await evil.enqueue("a", {"n": 1}, group="acme")).job
+    batch = await evil.enqueue_many(
+        [EnqueueRequest("b", {"n": 2}, group="acme/ledger"), EnqueueRequest("b", {"n": 3})]
+    )
+    expected = {
+        acme.id: "acme",
+        single.id: "evil/acme",
+        batch[0].job.id: "evil/acme/ledger",
+        batch[1].job.id: "evil",
+    }
+    groups = {}
+    for message in received(sqs, url, 4):
+        job_id = next(i for i in expected if i in message["Body"])
+        groups[job_id] = message["Attributes"]["MessageGroupId"]
+    assert groups == expected
+    for job_id, group in expected.items():
+        record = await store.get(job_id, time.time())
+        assert record is not None and record.group == group

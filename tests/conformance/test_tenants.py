@@ -73,3 +73,22 @@ async def test_put_many_scopes_repeated_keys_per_tenant(harness: Harness) -> Non
     assert len({r.job.id for r in results[:3]}) == 3
     assert results[3].job == results[1].job
     assert await list_ids(harness) == [r.job.id for r in results[:3]]
+
+
+async def test_a_tenants_group_naming_another_tenant_is_kept_within_its_own(
+    harness: Harness,
+) -> None:
+    """What a store keeps (and so sends, on SQS) for a tenant's group is in its namespace."""
+    acme = await put(harness, payload={"n": 1}, tenant="acme")
+    evil = await put(harness, payload={"n": 2}, tenant="evil", group="acme", delay=43_200.5)
+    now = harness.now()
+    batch = [
+        build(harness, payload={"n": 3}, tenant="evil", group="acme/ledger", at=now),
+        build(harness, payload={"n": 4}, tenant="acme", group="acme/ledger", at=now + 0.001),
+    ]
+    results = await harness.store.put_many([(p.job, p.fingerprint) for p in batch])
+    assert [(await get(harness, job.id)).group for job in (acme, evil)] == ["acme", "evil/acme"]
+    assert [(await get(harness, r.job.id)).group for r in results] == [
+        "evil/acme/ledger",
+        "acme/ledger",
+    ]
