@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.types import ASGIApp
 
 from sqsjobs import MemoryJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
@@ -14,6 +15,12 @@ from sqsjobs.contrib.dashboard import make_dashboard
 from .seed import Seeded, seed
 
 TOKEN = re.compile(r'name="csrf_token" value="([0-9a-f]{64})"')
+LOCAL = "http://127.0.0.1:8321"  # the Host a browser on the command's own address sends
+
+
+def local(app: ASGIApp) -> TestClient:
+    """A test client that asks as a browser on 127.0.0.1 does (the dashboard checks Host)."""
+    return TestClient(app, base_url=LOCAL)
 
 
 @pytest.fixture
@@ -35,14 +42,14 @@ def seeded(memory: tuple[MemoryJobStore, Seeded]) -> Seeded:
 @pytest.fixture
 def client(store: MemoryJobStore) -> Iterator[TestClient]:
     """A read-only dashboard, as ``make_dashboard`` gives one by default."""
-    with TestClient(make_dashboard(store)) as made:
+    with local(make_dashboard(store)) as made:
         yield made
 
 
 @pytest.fixture
 def acting(store: MemoryJobStore) -> Iterator[TestClient]:
     """A dashboard with actions on."""
-    with TestClient(make_dashboard(store, actions=True)) as made:
+    with local(make_dashboard(store, actions=True)) as made:
         yield made
 
 

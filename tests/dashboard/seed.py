@@ -16,6 +16,9 @@ HOSTILE_NAME = '"><img src=x onerror=alert(1)>'
 HOSTILE_ERROR = 'ValueError: <script>alert("error")</script> for "><img onerror=alert(2)>'
 HOSTILE_PAYLOAD = {"note": "<script>alert('payload')</script>", "to": '"><b>bold</b>'}
 WORKER = "worker-7f3a@ip-10-0-3-17"
+# Idempotency keys are often built from what the payload holds: hidden with payloads.
+RECEIPT_KEY = "receipt:joerg@acme.example:2026-10"
+CHARGE_KEY = "charge:zoe-angstrom:inv-20261107"
 
 
 @dataclass(frozen=True)
@@ -44,12 +47,16 @@ async def seed(store: JobStore) -> Seeded:
     """Enqueue and settle the mix of jobs on ``store`` (queues ``default`` and ``other``)."""
     queue = JobQueue(store, default_max_attempts=3)
     shop = queue.for_tenant("acme-shop")
-    done = (await shop.enqueue("email.receipt", {"to": "jörg@acme.example", "total": 41.97})).job
+    receipt = {"to": "jörg@acme.example", "total": 41.97}
+    done = (await shop.enqueue("email.receipt", receipt, idempotency_key=RECEIPT_KEY)).job
     token = await _claim(store, "default", done.id)
     await store.complete(done.id, token, time.time(), {"message_id": "msg-83c1", "ok": True})
     doomed = (
         await queue.for_tenant("globex").enqueue(
-            "billing.charge", {"customer": "Zoë Ångström", "amount_cents": 12_999}, queue="other"
+            "billing.charge",
+            {"customer": "Zoë Ångström", "amount_cents": 12_999},
+            queue="other",
+            idempotency_key=CHARGE_KEY,
         )
     ).job
     token = await _claim(store, "other", doomed.id)

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 from sqsjobs import JobQueue, JobStatus, MemoryJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
 
+from .conftest import local
 from .seed import Seeded
 
 
@@ -37,7 +38,7 @@ def test_the_overview_counts_each_queue_by_status(client: TestClient) -> None:
 
 
 def test_the_overview_says_so_when_nothing_was_enqueued() -> None:
-    with TestClient(make_dashboard(MemoryJobStore())) as client:
+    with local(make_dashboard(MemoryJobStore())) as client:
         assert "No queues yet" in client.get("/").text
 
 
@@ -80,7 +81,7 @@ async def test_the_job_list_pages_with_the_stores_cursor() -> None:
         (await queue.enqueue("thumbnail.render", {"photo": f"IMG_{n:04d}.jpg"})).job.id
         for n in range(7)
     ]
-    with TestClient(make_dashboard(store, page_size=3)) as client:
+    with local(make_dashboard(store, page_size=3)) as client:
         seen: list[str] = []
         page = client.get("/jobs", params={"name": "thumbnail.render"})
         assert 'id="first-page"' not in page.text
@@ -128,7 +129,7 @@ def test_an_unknown_job_is_a_404(client: TestClient) -> None:
 def test_hidden_payloads_show_neither_payload_nor_result(
     store: MemoryJobStore, seeded: Seeded
 ) -> None:
-    with TestClient(make_dashboard(store, show_payloads=False)) as client:
+    with local(make_dashboard(store, show_payloads=False)) as client:
         text = client.get(f"/jobs/{seeded.completed}").text
     assert 'id="payload-hidden"' in text and 'id="result-hidden"' in text
     assert "jörg@acme.example" not in text and "msg-83c1" not in text
@@ -143,20 +144,20 @@ def test_the_dead_letter_page_lists_dead_jobs_only(client: TestClient, seeded: S
 
 
 def test_pages_refresh_their_live_part_in_place(store: MemoryJobStore) -> None:
-    with TestClient(make_dashboard(store, refresh=2.5)) as client:
+    with local(make_dashboard(store, refresh=2.5)) as client:
         text = client.get("/jobs", params={"status": "dead", "done": "retried"}).text
     assert (
         '<main id="live" hx-get="/jobs?status=dead" hx-trigger="every 2.5s" '
         'hx-select="#live" hx-swap="outerHTML"'
     ) in text
-    with TestClient(make_dashboard(store, refresh=0)) as client:
+    with local(make_dashboard(store, refresh=0)) as client:
         assert "hx-trigger" not in client.get("/").text
 
 
 def test_a_queue_gives_the_dashboard_its_store_and_clock(store: MemoryJobStore) -> None:
     later = time.time() + 7200  # two hours on: the last hour finished nothing
     queue = JobQueue(store, clock=lambda: later)
-    with TestClient(make_dashboard(queue)) as client:
+    with local(make_dashboard(queue)) as client:
         text = client.get("/").text
     assert "1 completed" not in text
     assert text.count("0 completed, 0 dead") == 2

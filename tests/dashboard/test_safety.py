@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from sqsjobs import JobStatus, MemoryJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
 
-from .conftest import csrf_token
+from .conftest import csrf_token, local
 from .seed import HOSTILE_ERROR, HOSTILE_NAME, Seeded
 
 MARKUP = ("<script", "<img", "<b>")
@@ -64,7 +64,7 @@ def test_a_read_only_dashboard_refuses_every_action(
 
 def make_form_page(store: MemoryJobStore, seeded: Seeded) -> str:
     """A page with action forms, from a dashboard with actions on (for a token's shape)."""
-    with TestClient(make_dashboard(store, actions=True)) as other:
+    with local(make_dashboard(store, actions=True)) as other:
         return other.get(f"/jobs/{seeded.dead}").text
 
 
@@ -91,7 +91,7 @@ def test_an_action_without_the_right_csrf_token_is_refused(
     assert acting.post(url).status_code == 403  # no token at all
     assert acting.post(url, data={"csrf_token": "0" * 64}).status_code == 403
     # The right token from another browser: this one's cookie is not the one it was made for.
-    with TestClient(make_dashboard(store, actions=True)) as stranger:
+    with local(make_dashboard(store, actions=True)) as stranger:
         stranger.get("/")
         assert stranger.post(url, data={"csrf_token": token}).status_code == 403
     # A page's token without its cookie (a cross-site form post carries no cookie).
@@ -103,15 +103,15 @@ def test_an_action_without_the_right_csrf_token_is_refused(
 def test_tokens_are_tied_to_the_dashboards_secret(store: MemoryJobStore, seeded: Seeded) -> None:
     """Two processes serving one dashboard agree on tokens only when given one secret."""
     secret = b"k8s-secret-\xf0\x9f\x94\x91-2026"
-    with TestClient(make_dashboard(store, actions=True, secret=secret)) as first:
+    with local(make_dashboard(store, actions=True, secret=secret)) as first:
         token = csrf_token(first.get(f"/jobs/{seeded.dead}").text)
         cookies = dict(first.cookies)
-    with TestClient(make_dashboard(store, actions=True, secret=b"another")) as wrong:
+    with local(make_dashboard(store, actions=True, secret=b"another")) as wrong:
         wrong.cookies.update(cookies)
         assert (
             wrong.post(f"/jobs/{seeded.dead}/retry", data={"csrf_token": token}).status_code == 403
         )
-    with TestClient(make_dashboard(store, actions=True, secret=secret)) as second:
+    with local(make_dashboard(store, actions=True, secret=secret)) as second:
         second.cookies.update(cookies)
         done = second.post(f"/jobs/{seeded.dead}/retry", data={"csrf_token": token})
     assert done.status_code == 200 and "Retried" in done.text
@@ -184,7 +184,7 @@ def test_the_auth_hook_decides_each_request(
 
     hook = staff_only_async if asynchronous else staff_only
     app = host_app(make_dashboard(store, actions=True, auth=hook))
-    with TestClient(app) as client:
+    with local(app) as client:
         assert client.get("/").text == "the host app"  # the host's own routes: not asked
         refused = client.get("/ops/jobs/")
         assert refused.status_code == 403 and "access check refused" in refused.text
@@ -208,12 +208,12 @@ def test_the_auth_hook_decides_each_request(
 
 def test_a_hook_that_answers_anything_but_true_refuses(store: MemoryJobStore) -> None:
     app = make_dashboard(store, auth=lambda request: "yes")  # type: ignore[arg-type,return-value]
-    with TestClient(app) as client:
+    with local(app) as client:
         assert client.get("/").status_code == 403
 
 
 def test_a_mounted_dashboard_links_under_its_prefix(store: MemoryJobStore, seeded: Seeded) -> None:
-    with TestClient(host_app(make_dashboard(store, actions=True))) as client:
+    with local(host_app(make_dashboard(store, actions=True))) as client:
         page = client.get("/ops/jobs/")
         assert 'href="/ops/jobs/static/dashboard.css"' in page.text
         assert 'href="/ops/jobs/jobs?status=dead"' in page.text

@@ -18,7 +18,7 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
 from tests.aws.emulator import shared_endpoint, unique_prefix
 
-from .conftest import csrf_token
+from .conftest import LOCAL, csrf_token
 from .seed import Seeded, seed
 
 
@@ -43,7 +43,7 @@ async def seeded_sqs(sqs_store: SqsJobStore) -> Seeded:
 
 def client_for(store: SqsJobStore, **options: object) -> httpx2.AsyncClient:
     app = make_dashboard(store, **options)  # type: ignore[arg-type]
-    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://dash")
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=LOCAL)
 
 
 def row(html: str, queue: str) -> str:

@@ -2,10 +2,12 @@
 
 ``make_dashboard(store_or_queue)`` returns a Starlette app, server-rendered (Jinja2) and
 refreshed in place by the vendored htmx (``static/NOTICE``); ``sqsjobs dashboard``
-serves one on 127.0.0.1. It is read-only unless ``actions=True``; ``auth`` decides per
-request; every action is a POST with a CSRF token; ``show_payloads=False`` hides
-payloads and results. Needs the ``dashboard`` extra (starlette, jinja2; uvicorn for the
-command). See docs/dashboard.md.
+serves one on 127.0.0.1. It answers only for the Host 127.0.0.1, localhost, ::1 and
+``allowed_hosts``; it is read-only unless ``actions=True``; ``auth`` decides per request;
+every action is a same-origin POST with a CSRF token and a small body;
+``show_payloads=False`` hides payloads, results, idempotency keys and error messages.
+Needs the ``dashboard`` extra (starlette, jinja2; uvicorn for the command). See
+docs/dashboard.md.
 """
 
 from __future__ import annotations

@@ -2,22 +2,24 @@
 
 The app is assembled here: the routes (pages in ``_pages``), the templates and static
 files shipped in this package, and one ASGI layer (``_Gate``) that every request passes
-first. It asks the auth hook, refuses POSTs when actions are off, and adds the headers
-that keep a page from running anything it did not ship: a Content-Security-Policy
-allowing only this app's own script and style (no inline script, no eval), no framing,
-no MIME sniffing. Jinja2 escapes every value it prints, so a job's name, error, payload
-or result is shown as text, never read as markup; the CSP is the second wall.
+first. It refuses a Host the dashboard does not answer for (``_fence``), asks the auth
+hook, refuses POSTs when actions are off, refuses an action from another site or with a
+body past its limit (read here, before the route sees it), and adds the headers that
+keep a page from running anything it did not ship: a Content-Security-Policy allowing
+only this app's own script and style (no inline script, no eval), no framing, no MIME
+sniffing. Jinja2 escapes every value it prints, so a job's name, error, payload or
+result is shown as text, never read as markup; the CSP is the second wall.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -28,7 +30,9 @@ from ..._store import JobStore
 from ..._validation import integer, page_limit, seconds
 from . import _figures as figures
 from . import _pages as pages
+from ._fence import Fence, Refusal, allowed_names, read_body, replaying, too_large
 from ._guard import SAFE_METHODS, Auth, Guard
+from ._redact import ErrorRedactor, Redaction, checked_redactor
 from ._source import JobSource
 
 PACKAGE = "sqsjobs.contrib.dashboard"
@@ -55,18 +59,28 @@ def make_dashboard(
     title: str = "sqsjobs",
     secret: bytes | None = None,
     clock: Callable[[], float] | None = None,
+    allowed_hosts: Iterable[str] = (),
+    error_redactor: ErrorRedactor | None = None,
 ) -> Starlette:
     """A Starlette app showing ``target``'s jobs: a store, or a ``JobQueue``/``SyncJobQueue``.
 
     Read-only unless ``actions`` is True (retry, cancel, redrive). ``auth`` is called
     with each request and must return True (or an awaitable of True) to let it through;
-    anything else is a 403. ``show_payloads=False`` hides payloads and results.
+    anything else is a 403. ``show_payloads=False`` hides payloads, results, idempotency
+    keys and error messages (an error shows its exception's class). ``error_redactor``
+    takes an error's text and returns what to show of it, payloads shown or hidden.
     ``refresh`` is how often (seconds) a page updates its figures in place, 0 for never.
     ``secret`` keys the CSRF tokens; the default, random per app, is right unless several
     processes serve one dashboard behind a load balancer. ``clock`` defaults to the
     queue's clock, else ``time.time``.
 
-    Mount it in a host app: ``app.mount("/jobs", make_dashboard(queue, auth=is_staff))``.
+    Only requests for the Host 127.0.0.1, localhost or ::1 (any port) are answered, and
+    for the names in ``allowed_hosts`` (``["*"]``: any, for a host app that checks Host
+    itself); another Host is a 400, so a site rebinding its name to this address (DNS
+    rebinding) reads nothing.
+
+    Mount it in a host app: ``app.mount("/jobs", make_dashboard(queue, auth=is_staff,
+    allowed_hosts=["ops.example.com"]))``.
     """
     store: JobStore = getattr(target, "store", target)
     if not isinstance(store, JobStore):
@@ -78,11 +92,13 @@ def make_dashboard(
         page_size=page_limit(integer(page_size, "page_size", minimum=1, code=None)),
         title=title,
     )
+    fence = Fence(allowed_names(allowed_hosts))
+    redaction = Redaction(settings.show_payloads, checked_redactor(error_redactor))
     source = JobSource(store, clock or getattr(target, "clock", None) or time.time)
     guard = Guard(auth=auth, actions=settings.actions, secret=secret)
     app = Starlette(routes=_routes())
-    app.state.dashboard = pages.Dashboard(source, guard, settings, _templates())
-    app.add_middleware(_Gate, guard=guard)
+    app.state.dashboard = pages.Dashboard(source, guard, settings, _templates(), redaction)
+    app.add_middleware(_Gate, guard=guard, fence=fence)
     return app
 
 
@@ -117,35 +133,64 @@ def _templates() -> Jinja2Templates:
 
 
 class _Gate:
-    """Auth, the read-only switch and the security headers, before any route runs."""
+    """The Host, auth, the read-only switch, an action's origin and size, the headers."""
 
-    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+    def __init__(self, app: ASGIApp, guard: Guard, fence: Fence) -> None:
         self.app = app
         self.guard = guard
+        self.fence = fence
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        refusal = None
-        if not await self.guard.allowed(request):
-            refusal = "Forbidden: this dashboard's access check refused the request."
-        elif request.method not in SAFE_METHODS and not self.guard.actions:
-            refusal = "Forbidden: this dashboard is read-only (actions are off)."
+        try:
+            refusal, receive = await self._admit(request, receive)
+        except ClientDisconnect:
+            return  # no one is left to answer
         if refusal is not None:
-            response = PlainTextResponse(refusal, status_code=403, headers=SECURITY_HEADERS)
+            status, text = refusal
+            response = PlainTextResponse(text, status_code=status, headers=SECURITY_HEADERS)
             await response(scope, receive, send)
             return
+        await self.app(scope, receive, _with_headers(send))
 
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                present = {name.lower() for name, _ in headers}
-                for name, value in SECURITY_HEADERS.items():
-                    if name.encode() not in present:
-                        headers.append((name.encode(), value.encode()))
-                message["headers"] = headers
-            await send(message)
+    async def _admit(self, request: Request, receive: Receive) -> tuple[Refusal | None, Receive]:
+        """Why this request is refused (``None``: it is not), and the channel the route reads.
 
-        await self.app(scope, receive, with_headers)
+        An action's body is read here, up to its limit, and replayed to the route.
+        """
+        refusal = self.fence.host_refusal(request) or await self._access_refusal(request)
+        if refusal is not None or request.method in SAFE_METHODS:
+            return refusal, receive
+        refusal = self.fence.action_refusal(request)
+        if refusal is not None:
+            return refusal, receive
+        body = await read_body(receive)
+        if body is None:
+            return (413, too_large("longer")), receive
+        return None, replaying(body, receive)
+
+    async def _access_refusal(self, request: Request) -> Refusal | None:
+        if not await self.guard.allowed(request):
+            return 403, "Forbidden: this dashboard's access check refused the request."
+        if request.method not in SAFE_METHODS and not self.guard.actions:
+            return 403, "Forbidden: this dashboard is read-only (actions are off)."
+        return None
+
+
+def _with_headers(send: Send) -> Send:
+    """``send`` adding the security headers to a response that does not set them itself."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            present = {name.lower() for name, _ in headers}
+            for name, value in SECURITY_HEADERS.items():
+                if name.encode() not in present:
+                    headers.append((name.encode(), value.encode()))
+            message["headers"] = headers
+        await send(message)
+
+    return sending

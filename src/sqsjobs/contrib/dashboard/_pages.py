@@ -24,6 +24,7 @@ from ..._requests import JobFilter
 from ..._time import utc
 from . import _figures as figures
 from ._guard import FIELD, Guard
+from ._redact import Redaction
 from ._source import JobSource
 
 NOTICES = {
@@ -35,7 +36,6 @@ NOTICES = {
 }
 STATUSES = [status.value for status in JobStatus]
 FORM_TYPE = "application/x-www-form-urlencoded"
-MAX_FORM_BYTES = 4096
 MAX_FORM_FIELDS = 8
 
 
@@ -58,6 +58,7 @@ class Dashboard:
     guard: Guard
     settings: Settings
     templates: Jinja2Templates
+    redaction: Redaction
 
 
 def _dashboard(request: Request) -> Dashboard:
@@ -98,6 +99,8 @@ def _render(request: Request, template: str, status_code: int = 200, **context: 
         cancellable=CANCELLABLE,
         dead=DEAD,
         can_retry=dashboard.source.can_retry,
+        shown_error=dashboard.redaction.error,
+        errors_cut=dashboard.redaction.errors_cut,
     )
     response = dashboard.templates.TemplateResponse(
         request, template, context, status_code=status_code
@@ -178,12 +181,11 @@ async def _checked_form(request: Request) -> dict[str, str] | None:
 
     The forms are small and URL-encoded (no files), so they are parsed here with the
     standard library rather than through a multipart parser the extra would have to bring.
+    The body was read, up to its limit, before the route ran (``_fence``).
     """
     if request.headers.get("content-type", "").split(";")[0].strip() != FORM_TYPE:
         return None
     body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        return None
     try:
         pairs = parse_qsl(
             body.decode("utf-8"), max_num_fields=MAX_FORM_FIELDS, strict_parsing=False

@@ -1,0 +1,175 @@
+"""``show_payloads=False`` hides all that can carry a payload's data, and ``error_redactor``.
+
+An error's message often quotes what the handler was given (``card ending 4242``), and
+an idempotency key is often built from the payload (``receipt:<email>:<month>``): with
+payloads hidden, an error shows its exception class only and a key is not shown at all,
+on every page, in text, attributes and titles alike. ``error_redactor`` lets a host
+app decide what an error shows instead, with payloads shown or hidden.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from sqsjobs import JobQueue, MemoryJobStore
+from sqsjobs.contrib.dashboard import make_dashboard
+
+from .conftest import local
+from .seed import CHARGE_KEY, RECEIPT_KEY, Seeded
+
+# What the seeded payloads, results, keys and error messages hold, and no page may show.
+SECRETS = [
+    "jörg@acme.example",
+    "41.97",
+    "msg-83c1",
+    RECEIPT_KEY,
+    CHARGE_KEY,
+    "Zoë Ångström",
+    "amount_cents",
+    "ending 4242",
+    "東京",
+    "insufficient funds",
+    "alert('payload')",
+    "bold",
+    'alert("error")',
+    "alert(2)",
+    '"older_than_days"',
+    '"month"',
+]
+
+
+@pytest.fixture
+def hidden(store: MemoryJobStore) -> Iterator[TestClient]:
+    with local(make_dashboard(store, actions=True, show_payloads=False)) as made:
+        yield made
+
+
+def every_page(seeded: Seeded) -> list[str]:
+    ids = [seeded.completed, seeded.dead, seeded.hostile, seeded.cancelled, *seeded.waiting]
+    lists = ["/", "/jobs", "/jobs?status=dead", "/jobs?tenant=globex", "/dead", "/dead?queue=other"]
+    return lists + [f"/jobs/{job_id}" for job_id in ids]
+
+
+def test_hidden_payloads_leave_no_trace_of_them_on_any_page(
+    hidden: TestClient, seeded: Seeded
+) -> None:
+    for url in every_page(seeded):
+        page = hidden.get(url)
+        assert page.status_code == 200, url
+        shown = html.unescape(page.text) + str(page.headers)
+        for secret in SECRETS:
+            assert secret not in shown, (url, secret)
+
+
+def test_the_same_pages_show_all_of_it_when_payloads_are_shown(
+    acting: TestClient, seeded: Seeded
+) -> None:
+    """The sweep above is only worth something if these values are on the pages."""
+    shown = "".join(html.unescape(acting.get(url).text) for url in every_page(seeded))
+    for secret in SECRETS:
+        assert secret in shown, secret
+
+
+def test_a_hidden_error_shows_its_exception_class(hidden: TestClient, seeded: Seeded) -> None:
+    dead = hidden.get(f"/jobs/{seeded.dead}").text
+    assert '<pre class="error" id="last-error">PaymentDeclined</pre>' in dead
+    assert 'id="error-hidden"' in dead
+    listed = hidden.get("/dead").text
+    assert '<td class="error">PaymentDeclined</td>' in listed
+    assert '<td class="error">ValueError</td>' in listed
+    jobs = hidden.get("/jobs", params={"status": "dead"}).text
+    assert '<td class="error">ValueError</td>' in jobs
+
+
+def test_a_hidden_idempotency_key_says_it_is_hidden(hidden: TestClient, seeded: Seeded) -> None:
+    page = hidden.get(f"/jobs/{seeded.completed}").text
+    assert '<dd id="idempotency-key" class="muted">hidden</dd>' in page
+    waiting = hidden.get(f"/jobs/{seeded.waiting[0]}").text  # no key: nothing to hide
+    assert '<dd id="idempotency-key">—</dd>' in waiting
+
+
+def test_a_shown_idempotency_key_is_on_the_job_page(acting: TestClient, seeded: Seeded) -> None:
+    page = acting.get(f"/jobs/{seeded.dead}").text
+    assert f'<dd id="idempotency-key"><code>{CHARGE_KEY}</code></dd>' in page
+
+
+async def failed_with(store: MemoryJobStore, error: str) -> str:
+    """A job of ``store`` that failed for good with ``error``; its id."""
+    job = (await JobQueue(store).enqueue("sync.ledger", {"ledger": "eu-7"}, max_attempts=1)).job
+    claimed = await store.claim("default", "worker-3c9e", time.time(), limit=10, wait=0)
+    token = next(found.lease_token for found in claimed if found.id == job.id)
+    assert await store.fail(job.id, token or "", error, None, time.time())
+    return job.id
+
+
+async def test_an_error_not_in_exception_form_is_hidden_whole_unless_it_is_the_librarys() -> None:
+    store = MemoryJobStore()
+    own = await failed_with(store, "lease expired after final attempt")
+    foreign = await failed_with(store, "charged Zoë twice for order 8841")
+    with local(make_dashboard(store, show_payloads=False)) as client:
+        mine = client.get(f"/jobs/{own}").text
+        theirs = client.get(f"/jobs/{foreign}").text
+    assert '<pre class="error" id="last-error">lease expired after final attempt</pre>' in mine
+    assert "Zoë" not in theirs and "8841" not in theirs
+    assert '<pre class="error" id="last-error">(message hidden)</pre>' in theirs
+
+
+def mask_digits(text: str) -> str:
+    return re.sub(r"\d{4}", "####", text)
+
+
+def test_an_error_redactor_applies_with_payloads_shown(
+    store: MemoryJobStore, seeded: Seeded
+) -> None:
+    with local(make_dashboard(store, error_redactor=mask_digits)) as client:
+        page = client.get(f"/jobs/{seeded.dead}").text
+        listed = client.get("/dead").text
+    assert (
+        "PaymentDeclined: card ending #### declined (東京 gateway said: insufficient funds)" in page
+    )
+    assert "ending 4242" not in page and "ending 4242" not in listed
+    assert "&#34;customer&#34;: &#34;Zoë Ångström&#34;" in page  # the payload is still shown
+    assert 'id="error-hidden"' not in page
+
+
+def test_an_error_redactor_decides_what_a_hidden_error_shows(
+    store: MemoryJobStore, seeded: Seeded
+) -> None:
+    seen: list[str] = []
+
+    def first_clause(text: str) -> str:
+        seen.append(text)
+        return text.split(" (")[0]
+
+    app = make_dashboard(store, show_payloads=False, error_redactor=first_clause)
+    with local(app) as client:
+        page = client.get(f"/jobs/{seeded.dead}").text
+    assert (
+        '<pre class="error" id="last-error">PaymentDeclined: card ending 4242 declined</pre>'
+        in page
+    )
+    assert "東京" not in page and "Zoë" not in page  # the payload stays hidden
+    assert seen == [
+        "PaymentDeclined: card ending 4242 declined (東京 gateway said: insufficient funds)"
+    ]
+
+
+def test_make_dashboard_refuses_an_error_redactor_that_cannot_be_called(
+    store: MemoryJobStore,
+) -> None:
+    with pytest.raises(TypeError, match="error_redactor must be a callable"):
+        make_dashboard(store, error_redactor="mask")  # type: ignore[arg-type]
+
+
+def test_a_redactor_that_returns_no_text_fails_loudly(
+    store: MemoryJobStore, seeded: Seeded
+) -> None:
+    app = make_dashboard(store, error_redactor=lambda text: None)  # type: ignore[arg-type,return-value]
+    with local(app) as client, pytest.raises(TypeError, match="error_redactor returned None"):
+        client.get(f"/jobs/{seeded.dead}")
