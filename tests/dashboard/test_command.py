@@ -84,8 +84,45 @@ def test_the_dashboard_command_serves_read_only_on_loopback(store_env: dict[str,
         assert '<td class="num dlq-depth">0</td>' in overview.text
         refused = httpx2.post(f"{url}dead/redrive", data={"csrf_token": "x"}, timeout=10)
         assert refused.status_code == 403 and "read-only" in refused.text
+        rebound = httpx2.get(url, headers={"Host": "evil.example"}, timeout=10)
+        assert rebound.status_code == 400 and "Host 'evil.example'" in rebound.text
         code, out = stopped(process)
     assert (code, out.splitlines()[-1]) == (0, "Dashboard stopped.")
+
+
+def test_the_dashboard_command_answers_only_for_loopback_and_its_allowed_hosts(
+    store_env: dict[str, str],
+) -> None:
+    """A page rebinding its name to 127.0.0.1 sends its own name as Host: refused."""
+    args = ("dashboard", "--port", "0", "--allowed-host", "ops.example.com")
+    with running(store_env, *args, "--allowed-host", "jobs.internal") as (process, url, _):
+        port = url.rstrip("/").rsplit(":", 1)[1]
+        refused = httpx2.get(url, headers={"Host": f"evil.example:{port}"}, timeout=10)
+        assert refused.status_code == 400
+        assert f"Host 'evil.example:{port}'" in refused.text and "--allowed-host" in refused.text
+        assert "data-queue" not in refused.text
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "ops.example.com", "jobs.internal"):
+            page = httpx2.get(url, headers={"Host": host}, timeout=10)
+            assert page.status_code == 200 and '<tr data-queue="default">' in page.text, host
+        code, out = stopped(process)
+    assert code == 0
+    assert "Also answering for Host ops.example.com, jobs.internal (any port)." in out
+
+
+@pytest.mark.parametrize(
+    ("given", "complaint"),
+    [
+        ("ops.example.com:8443", "a host name without a port"),
+        ("https://ops.example.com/", "must be a host name"),
+        ("*", "not '*'"),
+    ],
+)
+def test_a_wrong_allowed_host_is_a_usage_error(given: str, complaint: str) -> None:
+    done = subprocess.run(
+        [*CLI, "dashboard", "--allowed-host", given], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "--allowed-host" in done.stderr and complaint in done.stderr
 
 
 def test_the_dashboard_command_says_when_actions_are_on(store_env: dict[str, str]) -> None:

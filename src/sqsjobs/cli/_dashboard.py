@@ -2,9 +2,13 @@
 
 The store comes from the same options as every other command (``--stack``, or the
 environment). The server binds the loopback address only and has no login: whoever can
-open a connection on this machine can read the jobs, and no one else can. A dashboard
-for others belongs inside an app that checks who is asking (``make_dashboard(auth=)``,
-docs/dashboard.md). It is read-only unless ``--actions`` is given.
+open a connection on this machine can read the jobs, and no one else can. A web page
+cannot borrow that either: the dashboard answers only for the Host 127.0.0.1, localhost
+and ::1, so a site rebinding its name to this address is refused; ``--allowed-host``
+adds the name a reverse proxy on this machine serves it under (never ``*``: nothing
+stands between a browser and this port). A dashboard for others belongs inside an app
+that checks who is asking (``make_dashboard(auth=)``, docs/dashboard.md). It is
+read-only unless ``--actions`` is given.
 
 ``serve_dashboard`` is shared with ``sqsjobs demo --dashboard``: it binds the socket
 first, so port 0 (a free one) still prints the real address, then runs uvicorn on it.
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import click
@@ -49,7 +53,12 @@ def port_option(default: int) -> Callable[[Any], Any]:
     is_flag=True,
     help="Allow retry, cancel and redrive from the pages (without it, read-only).",
 )
-@click.option("--hide-payloads", is_flag=True, help="Show no job payloads or results.")
+@click.option(
+    "--hide-payloads",
+    is_flag=True,
+    help="Show no job payloads, results, idempotency keys or error messages (errors show "
+    "their exception's class).",
+)
 @click.option(
     "--refresh",
     type=click.FloatRange(0),
@@ -58,15 +67,53 @@ def port_option(default: int) -> Callable[[Any], Any]:
     metavar="SECONDS",
     help="How often the pages update in place; 0 for never.",
 )
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    callback=lambda context, parameter, names: checked_hosts(names),
+    help="Also answer requests for this Host (repeatable): the name a reverse proxy on "
+    "this machine serves the dashboard under. 127.0.0.1, localhost and ::1 always work.",
+)
 @store_options
 def dashboard(
-    port: int, actions: bool, hide_payloads: bool, refresh: float, store: StoreConfig
+    port: int,
+    actions: bool,
+    hide_payloads: bool,
+    refresh: float,
+    allowed_hosts: tuple[str, ...],
+    store: StoreConfig,
 ) -> None:
     """Serve a web dashboard of the queues, jobs and dead letters on 127.0.0.1."""
     make_dashboard = dashboard_factory()
     opened = store.open()
-    app = make_dashboard(opened, actions=actions, show_payloads=not hide_payloads, refresh=refresh)
-    serve_dashboard(app, port, actions=actions, closing=opened.aclose)
+    app = make_dashboard(
+        opened,
+        actions=actions,
+        show_payloads=not hide_payloads,
+        refresh=refresh,
+        allowed_hosts=allowed_hosts,
+    )
+    serve_dashboard(app, port, actions=actions, closing=opened.aclose, hosts=allowed_hosts)
+
+
+def checked_hosts(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``--allowed-host`` values, each a host name; a usage error names the wrong one."""
+    if "*" in names:
+        raise click.UsageError(
+            "--allowed-host takes host names, not '*': the command serves 127.0.0.1 "
+            "directly, so any web page could rebind its own name to it"
+        )
+    try:
+        from ..contrib.dashboard._fence import allowed_names
+    except ImportError:
+        return names  # the command itself says which extra to install
+    try:
+        allowed_names(names, "--allowed-host")
+    except ValueError as wrong:
+        raise click.UsageError(str(wrong)) from None
+    return names
 
 
 def dashboard_factory() -> Callable[..., Any]:
@@ -102,14 +149,20 @@ def serve_dashboard(
     *,
     actions: bool,
     closing: Callable[[], Awaitable[None]] | None = None,
+    hosts: Sequence[str] = (),
 ) -> None:
-    """Serve ``app`` on 127.0.0.1:``port`` until SIGINT or SIGTERM, then run ``closing``."""
+    """Serve ``app`` on 127.0.0.1:``port`` until SIGINT or SIGTERM, then run ``closing``.
+
+    ``hosts`` are the names ``app`` answers for besides the loopback ones, to print.
+    """
     import uvicorn
 
     listener = bind(port)
     url = f"http://{HOST}:{listener.getsockname()[1]}/"
     mode = "actions on" if actions else "read-only; --actions allows retry, cancel and redrive"
     click.echo(f"Dashboard serving on {url} ({mode})")
+    if hosts:
+        click.echo(f"Also answering for Host {', '.join(hosts)} (any port).")
     click.echo("Press Ctrl-C (or send SIGTERM) to stop it.")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)

@@ -90,23 +90,22 @@ def allowed_names(given: Iterable[str], what: str = "allowed_hosts") -> frozense
 
 
 def _allowed_name(entry: object, what: str) -> str:
-    allowed = "a host name such as 'ops.example.com', an IP address, or '*' for any"
-    if not isinstance(entry, str):
-        raise refusal(entry, f"each of {what}", allowed, None)
+    allowed = "a host name such as 'ops.example.com' or an IP address"
     if entry == ANY:
         return ANY
+    if not isinstance(entry, str):
+        raise refusal(entry, f"each of {what}", allowed, None)
     try:
         text = entry if entry.isascii() else entry.encode("idna").decode("ascii")
     except UnicodeError:
         raise refusal(entry, f"each of {what}", allowed, None) from None
-    if text.count(":") == 1 and not text.startswith("["):
-        raise refusal(
-            entry, f"each of {what}", "a host name without a port (any port is answered)", None
-        )
     name = host_name(text)
-    if name is None:
-        raise refusal(entry, f"each of {what}", allowed, None)
-    return name
+    if name is not None:
+        return name
+    head, colon, port = text.rpartition(":")
+    if colon and port.isdigit() and host_name(head) is not None:
+        allowed = "a host name without a port (any port is answered)"
+    raise refusal(entry, f"each of {what}", allowed, None)
 
 
 class Fence:
