@@ -15,6 +15,15 @@ once. Per queue and job name:
                delivery, a job not yet due, gone or terminal, malformed): SQS only, the
                memory store never delivers what it cannot claim
 
+Which names and queues a metric carries is bounded by configuration, never by what a
+producer or a message says, since each distinct value is a series of its own (a
+Prometheus label value; an EMF dimension value, which CloudWatch bills as a custom
+metric for each metric name): a job name with no registered handler is reported as
+``UNREGISTERED`` when the runs' ``Metrics`` is a ``RegisteredNames`` over the registry
+they run with (``JobWorker``'s is), and the queue is always one the worker or the
+Lambda handler claims from, by the store's configuration (a claim takes only a job whose
+record names that queue; a message naming another is refused and counted there).
+
 Outputs: ``"emf"`` (CloudWatch Embedded Metric Format lines on stdout, ``_metrics_emf``),
 ``"prometheus"`` (``prometheus-client``, the ``metrics`` extra, ``_metrics_prometheus``),
 ``"off"``. Each output's module is imported only when chosen, so a Lambda cold start
@@ -24,6 +33,7 @@ with EMF loads ``json`` and nothing else new, and one with ``"off"`` loads nothi
 from __future__ import annotations
 
 import os
+from collections.abc import Container
 from typing import Literal, cast, get_args
 
 from ._errors import JobConfigError
@@ -63,6 +73,41 @@ class Metrics:
 
 
 OFF = Metrics()
+
+# What every job name without a registered handler is measured as; no job has this name
+# (a job name starts with a letter).
+UNREGISTERED = "(unregistered)"
+
+
+class RegisteredNames(Metrics):
+    """``metrics`` with every name ``registered`` lacks reported as ``UNREGISTERED``.
+
+    Whoever may enqueue picks a job's name, and 50 made-up names would be 50 series (on
+    CloudWatch, the billed metrics per name 50 times over). The registered names are the
+    code's own and bound them; a job of any other name dead-letters when it runs
+    ("Unknown job handler"), and the one value still counts those runs. ``registered``
+    is asked at every report, so a handler added after the worker was built is measured
+    by its name from then on.
+    """
+
+    def __init__(self, metrics: Metrics, registered: Container[str]) -> None:
+        self.metrics = metrics
+        self._registered = registered
+
+    def _name(self, name: str) -> str:
+        return name if name in self._registered else UNREGISTERED
+
+    def started(self, queue: str, name: str, wait: float) -> None:
+        self.metrics.started(queue, self._name(name), wait)
+
+    def ended(self, queue: str, name: str, outcome: str, duration: float | None) -> None:
+        self.metrics.ended(queue, self._name(name), outcome, duration)
+
+    def refused(self, queue: str, count: int) -> None:
+        self.metrics.refused(queue, count)
+
+    def close(self) -> None:
+        self.metrics.close()
 
 
 def metrics_for(

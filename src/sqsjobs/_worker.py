@@ -31,7 +31,7 @@ from ._handlers import Handler, JobRegistry
 from ._lease import after_lease
 from ._limits import slot_store
 from ._log import Event, default_logger, log_event
-from ._metrics import Metrics, MetricsMode, metrics_for
+from ._metrics import Metrics, MetricsMode, RegisteredNames, metrics_for
 from ._models import Job
 from ._queue import JobQueue
 from ._run import Hook, Hooks, JobRun, RunSettings
@@ -105,7 +105,7 @@ class JobWorker:
             worker_id=self.worker_id,
             hooks=Hooks(on_complete, on_fail, on_dead),
             executor=self._thread_pool(),
-            metrics=self.metrics,
+            metrics=RegisteredNames(self.metrics, registry),  # unknown job names as one value
         )
         self._runs: dict[asyncio.Task[None], JobRun] = {}
         self._busy = 0

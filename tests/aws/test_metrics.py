@@ -5,15 +5,27 @@ from __future__ import annotations
 import asyncio
 import io
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqsjobs import Backoff, EmfMetrics, JobContext, JobFatalError, JobQueue, JobStatus, JobWorker
+from sqsjobs import (
+    Backoff,
+    EmfMetrics,
+    EnqueueRequest,
+    JobContext,
+    JobFatalError,
+    JobQueue,
+    JobStatus,
+    JobWorker,
+)
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire.sqs import body
 
 from ..support.emf import documents, totals
 from .conftest import depth
+
+UNREGISTERED = "(unregistered)"
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 20) -> None:
@@ -110,3 +122,54 @@ async def test_refusals_go_to_the_worker_that_claimed_not_to_one_stopped_before(
         await serving.stop()
     assert stopped_out.getvalue() == ""
     assert totals(documents(serving_out.getvalue())) == {("default", "", "ClaimRefused"): 1}
+
+
+async def test_unregistered_names_and_forged_queues_add_no_dimension_values(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    """50 made-up names are one ``(unregistered)`` value; a message naming a queue that is
+    not the one it arrived on, or a job of another queue, is refused and counted under the
+    queue the worker claimed from."""
+    queue = JobQueue(store)
+    evil = queue.for_tenant("evil")
+    unknown = await evil.enqueue_many(
+        [EnqueueRequest(f"probe.{n:02d}-{uuid.uuid4().hex[:8]}", {"n": n}) for n in range(50)]
+    )
+    known = (await queue.enqueue("email.send", {"to": "zoë@example.com"})).job
+    elsewhere = (await queue.enqueue("email.send", {"to": "åsa@example.se"}, queue="other")).job
+    url = store.queue_urls["default"]
+    out = io.StringIO()
+    worker = JobWorker(
+        queue,
+        {"email.send": lambda payload: "ok"},
+        queues=["default"],
+        concurrency=8,
+        metrics=EmfMetrics(stream=out),
+    )
+    worker.start()
+    try:
+
+        async def settled() -> bool:
+            jobs = [await queue.get(r.job.id) for r in unknown] + [await queue.get(known.id)]
+            return all(j is not None and j.status.value in ("completed", "dead") for j in jobs)
+
+        await eventually(settled, "every job to end", timeout=60)
+        for forged in (body("f" * 32, "forged-queue"), body(elsewhere.id, "default")):
+            sqs.send_message(QueueUrl=url, MessageBody=forged)
+
+        async def refused() -> bool:
+            return totals(documents(out.getvalue()))[("default", "", "ClaimRefused")] >= 2
+
+        await eventually(refused, "both forged messages' refusals")
+    finally:
+        await worker.stop()
+    docs = documents(out.getvalue())
+    assert {d.get("JobName") for d in docs} == {UNREGISTERED, "email.send", None}
+    assert {d["Queue"] for d in docs} == {"default"}
+    summed = totals(docs)
+    assert summed[("default", UNREGISTERED, "JobsStarted")] == 50
+    assert summed[("default", UNREGISTERED, "JobsDead")] == 50
+    assert summed[("default", "email.send", "JobsCompleted")] == 1
+    assert summed[("default", "", "ClaimRefused")] == 2
+    untouched = await queue.get(elsewhere.id)
+    assert untouched is not None and untouched.status is JobStatus.QUEUED

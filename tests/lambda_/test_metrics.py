@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 
-from sqsjobs import Backoff, JobContext, JobFatalError, SyncJobQueue
+from sqsjobs import Backoff, EnqueueRequest, JobContext, JobFatalError, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_lambda_handler
 from sqsjobs.aws.wire.sqs import body
@@ -81,3 +82,31 @@ def test_an_explicit_choice_wins_over_the_environment(
     capsys.readouterr()
     handler(event, Context())
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="make_lambda_handler must hand its runs RegisteredNames(measured, registry) "
+    "(sqsjobs/aws/lambda_.py), as JobWorker does",
+)
+def test_unregistered_names_are_one_emf_dimension_value(
+    store: SqsJobStore, sqs: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.delenv("SQSJOBS_METRICS", raising=False)
+    monkeypatch.delenv("SQSJOBS_METRICS_NAMESPACE", raising=False)
+    queue = SyncJobQueue(store).for_tenant("evil")
+    queue.enqueue_many(
+        [EnqueueRequest(f"probe.{n:02d}-{uuid.uuid4().hex[:8]}", {"n": n}) for n in range(50)]
+    )
+    queue.enqueue("thumb.make", {"w": 640})
+    handler = make_lambda_handler(registry(), store=store)
+    url = store.queue_urls["default"]
+    capsys.readouterr()
+    for size in (10, 10, 10, 10, 10, 1):  # Lambda's batches hold at most 10 records
+        handler(receive_event(sqs, url, size), Context())
+    docs = documents(capsys.readouterr().out)
+    assert {d["JobName"] for d in docs} == {"(unregistered)", "thumb.make"}
+    summed = totals(docs)
+    assert summed[("default", "(unregistered)", "JobsStarted")] == 50
+    assert summed[("default", "(unregistered)", "JobsDead")] == 50
+    assert summed[("default", "thumb.make", "JobsCompleted")] == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import uuid
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from sqsjobs import (
     JobConfigError,
     JobContext,
     JobFatalError,
+    JobRegistry,
     JobWorker,
     PrometheusMetrics,
 )
@@ -214,3 +216,94 @@ async def test_a_cancelled_run_and_a_lost_lease_are_counted_apart(env: Env) -> N
     summed = totals(documents(out.getvalue()))
     assert summed[("default", "video.transcode", "JobsCancelled")] == 1
     assert summed[("default", "index.rebuild", "LeaseLost")] == 1
+
+
+# -- names no handler is registered for -------------------------------------------------
+
+# Whoever may enqueue chooses a job's name; as a label value or an EMF dimension each new
+# one would be a new series (on CloudWatch, billed metrics), so these are measured as one.
+UNREGISTERED = "(unregistered)"
+UNKNOWN = [f"probe.{n:02d}-{uuid.uuid4().hex[:10]}" for n in range(50)]
+
+
+async def enqueue_unknown_and_known(env: Env) -> None:
+    for n, name in enumerate(UNKNOWN):
+        await env.queue.enqueue(name, {"n": n, "note": "ünknown"}, tenant="evil")
+    await env.queue.enqueue("email.send", {"to": "zoë@example.com"}, tenant="acme")
+    env.clock.advance(1.75)
+
+
+async def run_all(worker: JobWorker) -> None:
+    for _ in range(len(UNKNOWN) + 1):
+        assert await worker.run_once()
+    assert not await worker.run_once()
+
+
+async def test_unregistered_names_are_one_prometheus_series(env: Env) -> None:
+    registry = CollectorRegistry()
+    worker = JobWorker(env.queue, handlers(), metrics=PrometheusMetrics(registry=registry))
+    await enqueue_unknown_and_known(env)
+    await run_all(worker)
+
+    def jobs_of(metric: str) -> set[str]:
+        return {
+            sample.labels["job"]
+            for family in registry.collect()
+            for sample in family.samples
+            if sample.name.startswith(metric)
+        }
+
+    for metric in (
+        "sqsjobs_jobs_started",
+        "sqsjobs_job_outcomes",
+        "sqsjobs_queue_wait_seconds",
+        "sqsjobs_run_duration_seconds",
+    ):
+        assert jobs_of(metric) == {UNREGISTERED, "email.send"}, metric
+
+    def sample(name: str, **labels: str) -> float | None:
+        return registry.get_sample_value(name, labels)
+
+    unknown = {"queue": "default", "job": UNREGISTERED}
+    assert sample("sqsjobs_jobs_started_total", **unknown) == 50
+    assert sample("sqsjobs_job_outcomes_total", **unknown, outcome="dead") == 50
+    assert sample("sqsjobs_queue_wait_seconds_count", **unknown) == 50
+    assert sample("sqsjobs_queue_wait_seconds_sum", **unknown) == pytest.approx(50 * 1.75)
+    known = {"queue": "default", "job": "email.send"}
+    assert sample("sqsjobs_jobs_started_total", **known) == 1
+    assert sample("sqsjobs_job_outcomes_total", **known, outcome="completed") == 1
+
+
+async def test_unregistered_names_are_one_emf_dimension_value(env: Env) -> None:
+    out = io.StringIO()
+    worker = JobWorker(env.queue, handlers(), metrics=EmfMetrics(stream=out))
+    await enqueue_unknown_and_known(env)
+    await run_all(worker)
+    docs = documents(out.getvalue())
+    assert len(docs) == 2 * 51
+    assert {d["JobName"] for d in docs} == {UNREGISTERED, "email.send"}
+    summed = totals(docs)
+    assert summed[("default", UNREGISTERED, "JobsStarted")] == 50
+    assert summed[("default", UNREGISTERED, "JobsDead")] == 50
+    assert summed[("default", "email.send", "JobsCompleted")] == 1
+    assert {key[1] for key in summed} == {UNREGISTERED, "email.send"}
+
+
+async def test_a_name_registered_after_the_worker_was_built_is_measured_by_name(
+    env: Env,
+) -> None:
+    """The registry is read at each run, so a handler added later is not "unregistered"."""
+    registry = JobRegistry()
+    registry.add("email.send", handlers()["email.send"])
+    out = io.StringIO()
+    worker = JobWorker(env.queue, registry, metrics=EmfMetrics(stream=out))
+
+    @registry.handler("invoice.render")
+    def render(payload: dict[str, int]) -> int:
+        return payload["n"] * 2
+
+    await env.queue.enqueue("invoice.render", {"n": 21})
+    await env.queue.enqueue("invoice.archive", {"n": 21})
+    assert await worker.run_once() and await worker.run_once()
+    names = sorted(d["JobName"] for d in documents(out.getvalue()))
+    assert names == [UNREGISTERED, UNREGISTERED, "invoice.render", "invoice.render"]
