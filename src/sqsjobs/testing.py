@@ -21,6 +21,13 @@ Connections stay open between requests, as AWS keeps them (werkzeug's server clo
 after its reply; ``sqsjobs.testing_server`` has why and how): clients reuse their pooled
 connections here as they do on AWS, and pay for a new one as rarely.
 
+It serves the AWS APIs to SDKs on this machine and nothing else: not moto's own API
+(``/moto-api/``: its dashboard, every backend's state as JSON, reset), not a request
+whose ``Host`` is not 127.0.0.1 or localhost (a page reaching it by a name of its own),
+not a request from a web page, and no reply says another origin may read it
+(``sqsjobs.testing_server``). No test needs moto's API: a fresh ``local_aws`` block, or
+unique resource names, isolate tests.
+
 ``RequestCounter`` counts the requests the emulator serves by service and action, for
 assertions on request budgets (counts, never times). Needs the ``local`` extra
 (``pip install sqsjobs[local]``).
@@ -66,7 +73,7 @@ def local_aws(
     the lock that serves them one at a time, so the item images it reads are exact.
     """
     try:
-        from .testing_server import KeepAliveServer
+        from .testing_server import KeepAliveServer, aws_apis_only, sdks_only
     except ImportError as missing:  # pragma: no cover - depends on the install
         raise RuntimeError("local_aws() needs moto: pip install 'sqsjobs[local]'") from missing
 
@@ -81,11 +88,11 @@ def local_aws(
         # any request) applies to every request.
         wsgi = server._server
         assert wsgi is not None
-        wsgi.app = _one_dynamodb_request_at_a_time(
-            wsgi.app if meter is None else meter.wrap(wsgi.app)
-        )
+        app = aws_apis_only(wsgi.app)
+        app = _one_dynamodb_request_at_a_time(app if meter is None else meter.wrap(app))
         if counter is not None:
-            wsgi.app = counter.wrap(wsgi.app)
+            app = counter.wrap(app)
+        wsgi.app = sdks_only(app)  # what it refuses, nothing behind it sees
         host, port = server.get_host_and_port()
         yield f"http://{host}:{port}"
     finally:

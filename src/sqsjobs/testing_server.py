@@ -14,20 +14,39 @@ for it.
 
 Connections still open when the server stops are shut then, so no client goes on being
 served by a stopped emulator through a thread left reading its connection.
+
+It serves the AWS APIs to SDKs on this machine, and nothing to web pages. moto's app
+also serves its own API (``/moto-api/``: a dashboard, every backend's state as JSON,
+reset, seeds, recordings) and fake instance metadata, and answers any origin's CORS
+preflight and every reply with ``Access-Control-Allow-Origin``: while a demo runs, any
+page open in a browser could read its queues and tables, or reach them through a name
+of its own resolving to 127.0.0.1 (DNS rebinding). ``aws_apis_only`` refuses what moto
+would hand its own API or instance metadata (404); ``sdks_only`` refuses a ``Host``
+other than 127.0.0.1 or localhost (400) and any request a browser makes (403), and
+drops CORS headers from every reply.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import socket
 import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from moto.moto_server.werkzeug_app import MotoRequestHandler
 from moto.server import ThreadedMotoServer
 
+from .testing import WsgiApp
+
 # What werkzeug's after-reply discard reads instead of the connection: nothing.
 _NOTHING = io.BytesIO(b"")
+
+# The ``Host`` of an SDK's request on this machine (the emulator listens on 127.0.0.1).
+LOOPBACK_HOST = re.compile(r"(?:127\.0\.0\.1|localhost)(?::[0-9]{1,5})?", re.IGNORECASE)
+# moto's backends that are no AWS API: its own API and the EC2 instance metadata.
+MOTO_OWN_BACKENDS = frozenset({"moto_api", "instance_metadata"})
 
 
 class OpenConnections:
@@ -132,3 +151,58 @@ class KeepAliveServer(ThreadedMotoServer):
     def stop(self) -> None:
         super().stop()
         self.connections.shut_all()
+
+
+def aws_apis_only(dispatcher: Any) -> WsgiApp:
+    """moto's dispatcher (``DomainDispatcherApplication``), refusing with 404 a request it
+    would hand one of ``MOTO_OWN_BACKENDS``. It is asked which backend serves a request,
+    as it decides it (by the path's prefix, else by the headers, a credential scope's
+    service included), so no other spelling of a path reaches those backends."""
+    pick = dispatcher.get_application
+
+    def served(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        backend = pick(environ)
+        if getattr(backend, "service", None) in MOTO_OWN_BACKENDS:
+            return _refused(start_response, "404 Not Found", "not an AWS API")
+        result: Iterable[bytes] = backend(environ, start_response)
+        return result
+
+    return served
+
+
+def sdks_only(app: WsgiApp) -> WsgiApp:
+    """``app`` for requests an SDK on this machine makes: ``Host`` 127.0.0.1 or localhost
+    (any port: a front that forwards requests names its own), no sign of a browser
+    (``Origin``, or a ``Sec-Fetch-Site`` other than ``none``, a typed-in address); and
+    no CORS headers in any reply, so no page of another origin may read one."""
+
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        host = str(environ.get("HTTP_HOST", ""))
+        if not LOOPBACK_HOST.fullmatch(host):
+            why = f"Host {host!r} is not served: name 127.0.0.1 or localhost"
+            return _refused(start_response, "400 Bad Request", why)
+        if "HTTP_ORIGIN" in environ or environ.get("HTTP_SEC_FETCH_SITE", "none") != "none":
+            why = "requests from web pages are not served: the emulator serves AWS SDKs"
+            return _refused(start_response, "403 Forbidden", why)
+        return app(environ, _without_cors(start_response))
+
+    return guarded
+
+
+def _without_cors(start_response: Callable[..., Any]) -> Callable[..., Any]:
+    def starting(status: str, headers: list[tuple[str, str]], *exc_info: Any) -> Any:
+        kept = [(name, value) for name, value in headers if not _is_cors(name)]
+        return start_response(status, kept, *exc_info)
+
+    return starting
+
+
+def _is_cors(name: str) -> bool:
+    return name.lower().startswith("access-control-")
+
+
+def _refused(start_response: Callable[..., Any], status: str, why: str) -> list[bytes]:
+    body = f"{why}\n".encode()
+    headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))]
+    start_response(status, headers)
+    return [body]
