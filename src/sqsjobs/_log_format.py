@@ -8,10 +8,12 @@ message, then the job's fields as ``key=value``.
 
 Either way a record is exactly one line, whatever its text holds: a message, job name or
 exception that a payload or a remote service put a line break or a terminal escape into
-could otherwise end the record and print a forged one. JSON escapes them by itself (the
-few separators ``json.dumps`` leaves raw are escaped here too); text escapes every
-control character, and a traceback's lines are indented, so only a record starts a line
-at column 0. Timestamps are ISO 8601 in UTC, the same on every host.
+could otherwise end the record and print a forged one, and a bidi control (``\\u202e``)
+could show it in another order. JSON escapes them by itself (the few separators and bidi
+controls ``json.dumps`` leaves raw are escaped here too, still the same JSON); text
+escapes every control and bidi character (``_text``), and a traceback's lines are
+indented, so only a record starts a line at column 0. Timestamps are ISO 8601 in UTC,
+the same on every host.
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 
 An exception's message comes from a handler, a dependency or a remote service. Stored
 as ``last_error`` or written into a log line it must stay one line (a line break in it
-would let the text end the record and start a forged one, and a terminal control
-sequence could rewrite what an operator sees), and it must not carry the credentials
-some libraries put into the URLs they quote in their errors.
+would let the text end the record and start a forged one, a terminal control sequence
+could rewrite what an operator sees, and a bidi override could show it in another
+order), and it must not carry the credentials some libraries put into the URLs they
+quote in their errors. The same escapes apply wherever the command line and the log
+formats print stored text (``cli/_render``, ``_log_format``), so a record written
+before them, or by another writer, is shown safely too.
 """
 
 from __future__ import annotations
@@ -13,7 +16,15 @@ import re
 
 # Every C0 and C1 control character but tab, DEL, and the two Unicode line separators:
 # all that str.splitlines() breaks at, and all a terminal may act on.
-_CONTROLS = [*range(0x00, 0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]
+_LINE_AND_TERMINAL = [*range(0x00, 0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]
+# Unicode's Bidi_Control characters: the embeddings and overrides (U+202A-U+202E), the
+# isolates (U+2066-U+2069) and the marks (U+200E, U+200F, U+061C). Invisible, they
+# reorder what is shown around them ("payout_\u202efdp.exe" reads "payout_exe.pdf", the
+# Trojan Source trick), so text from others must not carry them to a terminal, a log or
+# an operator's table. The marks go too: they reorder less, but no one can see them
+# either, and right-to-left text reads without them (its letters carry their direction).
+_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_CONTROLS = [*_LINE_AND_TERMINAL, *_BIDI]
 _NAMED = {0x0A: "\\n", 0x0D: "\\r"}
 _ESCAPES = {
     code: _NAMED.get(code, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
@@ -21,7 +32,8 @@ _ESCAPES = {
 }
 
 # What json.dumps(ensure_ascii=False) leaves raw of them (it escapes the C0 controls):
-# in JSON text they can only stand inside strings, where ``\uXXXX`` means the same.
+# in JSON text they can only stand inside strings, where ``\uXXXX`` means the same, so
+# escaping them there loses nothing.
 _JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _CONTROLS if code >= 0x7F}
 
 # ``scheme://userinfo@``: everything between ``//`` and ``@`` before the host.
@@ -37,7 +49,8 @@ REDACTED = "***"
 
 
 def escape_controls(text: str) -> str:
-    """``text`` on one line, each control character shown as its escape (``\\n``, ``\\x1b``).
+    """``text`` on one line, each control character shown as its escape (``\\n``, ``\\x1b``,
+    ``\\u202e`` for a bidi control).
 
     Backslashes are left alone, so escaping twice changes nothing and ordinary text such
     as a Windows path reads as it did.
@@ -46,8 +59,9 @@ def escape_controls(text: str) -> str:
 
 
 def escape_json_controls(json_text: str) -> str:
-    """JSON text (never other text) with DEL, the C1 controls and the Unicode line
-    separators written as ``\\uXXXX``: still the same JSON, and one line a terminal shows."""
+    """JSON text (never other text) with DEL, the C1 controls, the Unicode line
+    separators and the bidi controls written as ``\\uXXXX``: still the same JSON, and one
+    line a terminal shows in its order."""
     return json_text.translate(_JSON_ESCAPES)
 
 

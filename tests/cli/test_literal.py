@@ -27,6 +27,12 @@ EMOJI = ":thumbs_up:"
 MARKUP = f"{CLOSE} {LINK} {LOUD} {EMOJI}"
 TERMINAL = "\x1b]8;;https://example.invalid\x1b\\click\x1b]8;;\x1b\\ \x1b[2J \x9b31m"
 TERMINAL_SHOWN = "\\x1b]8;;https://example.invalid\\x1b\\click\\x1b]8;;\\x1b\\ \\x1b[2J \\x9b31m"
+BIDI_CONTROLS = [
+    "\u061c",
+    "\u200e",
+    "\u200f",
+    *map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]),
+]
 
 
 @pytest.fixture
@@ -108,3 +114,42 @@ async def test_terminal_control_sequences_in_a_stored_error_are_shown_escaped(
     assert listed.exit_code == 0, listed.output
     assert "\x1b" not in listed.stdout and "\x9b" not in listed.stdout
     assert f"RuntimeError: {TERMINAL_SHOWN}\\nforged line" in listed.stdout
+
+
+BIDI = "invoice_\u202efdp.exe \u2067ltr\u2069 \u200f"  # shows as "invoice_exe.pdf ..."
+BIDI_SHOWN = "invoice_\\u202efdp.exe \\u2067ltr\\u2069 \\u200f"
+
+
+async def test_bidi_controls_in_stored_text_are_shown_escaped_and_json_stays_exact(
+    cli_env: Env, store: SqsJobStore, dynamodb: Any
+) -> None:
+    """A record written by another writer (or before bidi controls were escaped at the
+    source) may hold them raw: tables, ``jobs show`` and ``--json`` never pass one on."""
+    payload = {"file": BIDI, "owner": "Zoë"}
+    job_id = await dead_job(store, "order-8", payload)
+    dynamodb.update_item(
+        TableName=store.table_name,
+        Key=job_key(job_id),
+        UpdateExpression="SET last_error = :error",
+        ExpressionAttributeValues={":error": {"S": f"RuntimeError: {BIDI}"}},
+    )
+    wide = {**cli_env, "COLUMNS": "400"}
+
+    shown = invoke(wide, "jobs", "show", job_id)
+    assert shown.exit_code == 0, shown.output
+    assert not set(BIDI_CONTROLS) & set(shown.stdout)
+    assert detail(shown.stdout)["last_error"] == f"RuntimeError: {BIDI_SHOWN}"
+    assert json.loads(shown.stdout.split("\npayload\n", 1)[1]) == payload
+
+    listed = invoke(wide, "jobs", "list")
+    assert listed.exit_code == 0, listed.output
+    assert not set(BIDI_CONTROLS) & set(listed.stdout)
+    assert f"RuntimeError: {BIDI_SHOWN}" in listed.stdout
+
+    for args in (("jobs", "show", job_id, "--json"), ("jobs", "list", "--json")):
+        written = invoke(cli_env, *args)
+        assert written.exit_code == 0, (args, written.output)
+        assert not set(BIDI_CONTROLS) & set(written.stdout), args
+        parsed = json.loads(written.stdout)
+        record = parsed if isinstance(parsed, dict) else parsed[0]
+        assert (record["last_error"], record["payload"]) == (f"RuntimeError: {BIDI}", payload)

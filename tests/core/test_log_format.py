@@ -37,7 +37,9 @@ def test_json_keeps_its_own_keys_and_writes_what_json_cannot_hold_as_text() -> N
     assert written["timestamp"] == "2026-12-01T03:12:21.243Z"  # REALISTIC_START in UTC
 
 
-@pytest.mark.parametrize("separator", ["\u0085", "\u2028", "\u2029", "\x9b", "\x7f"])
+@pytest.mark.parametrize(
+    "separator", ["\u0085", "\u2028", "\u2029", "\x9b", "\x7f", "\u202e", "\u2067", "\u200f"]
+)
 def test_json_escapes_what_json_dumps_leaves_raw(separator: str) -> None:
     line = JsonFormatter().format(record(f"a{separator}b", tenant=f"t{separator}"))
     assert len(line.splitlines()) == 1 and separator not in line
@@ -69,3 +71,19 @@ def test_text_quotes_a_field_value_that_would_read_as_several() -> None:
     for value, shown in [("x=1", '"x=1"'), ('say "hi"', '"say \\"hi\\""'), ("a\nb", '"a\\nb"')]:
         assert TextFormatter().format(record("m", tenant=value)).endswith(f" tenant={shown}")
     assert TextFormatter().format(record("m", tenant=None)).endswith(": m")
+
+
+def test_text_shows_bidi_controls_as_escapes_in_the_message_and_the_fields() -> None:
+    """``\\u202e`` would show "payout_exe.pdf" for "payout_\\u202efdp.exe" on a terminal."""
+    made = record(
+        "Job 'mail.send' failed: payout_\u202efdp.exe",
+        job_id="0f3a9c",
+        job_name="mail.send",
+        tenant="acme\u2066x",
+    )
+    line = TextFormatter().format(made)
+    assert "\u202e" not in line and "\u2066" not in line
+    assert line.endswith(
+        ": Job 'mail.send' failed: payout_\\u202efdp.exe job_id=0f3a9c job_name=mail.send"
+        ' tenant="acme\\u2066x"'
+    )

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import unicodedata
 
 import pytest
 
 from sqsjobs._errors import MAX_ERROR_CHARS, describe_error
 from sqsjobs._log import Event, log_event
-from sqsjobs._text import escape_controls, redact_credentials, safe_line
+from sqsjobs._text import escape_controls, escape_json_controls, redact_credentials, safe_line
+
+BIDI_CONTROLS = [
+    "\u061c",
+    "\u200e",
+    "\u200f",
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+]
 
 
 @pytest.mark.parametrize(
@@ -19,6 +29,19 @@ from sqsjobs._text import escape_controls, redact_credentials, safe_line
         ("nul\x00 del\x7f csi\x9b nel\x85", "nul\\x00 del\\x7f csi\\x9b nel\\x85"),
         ("ls\u2028ps\u2029end", "ls\\u2028ps\\u2029end"),
         ("tab\tkept, Zoë's C:\\new\\dir kept", "tab\tkept, Zoë's C:\\new\\dir kept"),
+        # Bidi controls reorder what a terminal shows: "invoice_\u202efdp.exe" reads as
+        # "invoice_exe.pdf". Every Bidi_Control character is escaped.
+        ("invoice_\u202efdp.exe", "invoice_\\u202efdp.exe"),
+        (
+            "lre\u202a rle\u202b pdf\u202c lro\u202d rlo\u202e",
+            "lre\\u202a rle\\u202b pdf\\u202c lro\\u202d rlo\\u202e",
+        ),
+        (
+            "lri\u2066 rli\u2067 fsi\u2068 pdi\u2069",
+            "lri\\u2066 rli\\u2067 fsi\\u2068 pdi\\u2069",
+        ),
+        ("lrm\u200e rlm\u200f alm\u061c", "lrm\\u200e rlm\\u200f alm\\u061c"),
+        ("שלום عالم kept", "שלום عالم kept"),  # right-to-left text itself is left alone
     ],
 )
 def test_control_characters_are_shown_as_escapes(raw: str, shown: str) -> None:
@@ -81,3 +104,29 @@ def test_log_event_keeps_every_caller_s_message_and_fields_on_one_line(
     assert (record.__dict__["error"], record.__dict__["delay"]) == ("x\\ry", 1.7961e-3)
     assert record.__dict__["event"] == "jobs.worker.claim_failed"
     assert safe_line(record.getMessage()) == record.getMessage()
+
+
+def test_every_bidi_control_is_escaped_and_other_invisible_characters_are_kept() -> None:
+    """The set is Unicode's Bidi_Control: every embedding, override and isolate (found
+    by their bidi class, so none is missed) and the three marks."""
+    explicit = {"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"}
+    found = {chr(c) for c in range(0x110000) if unicodedata.bidirectional(chr(c)) in explicit}
+    assert found | {"\u061c", "\u200e", "\u200f"} == set(BIDI_CONTROLS)
+    for control in BIDI_CONTROLS:
+        assert escape_controls(f"a{control}b") == f"a\\u{ord(control):04x}b"
+    for kept in ("\u200b", "\u200d", "\ufeff", "\u05d0", "\u0627"):  # joiners, letters
+        assert escape_controls(kept) == kept
+
+
+@pytest.mark.parametrize("control", BIDI_CONTROLS, ids=lambda c: f"U+{ord(c):04X}")
+def test_json_text_escapes_bidi_controls_and_still_reads_back_the_same(control: str) -> None:
+    value = {"error": f"Ödeme {control}reddedildi", f"k{control}": [control]}
+    text = escape_json_controls(json.dumps(value, ensure_ascii=False))
+    assert control not in text and f"\\u{ord(control):04x}" in text
+    assert json.loads(text) == value
+
+
+def test_a_stored_error_holds_no_raw_bidi_control() -> None:
+    text = describe_error(ValueError("refund of 10 \u202e05$ to Zoë refused"))
+    assert text == "ValueError: refund of 10 \\u202e05$ to Zoë refused"
+    assert safe_line(text) == text

@@ -15,11 +15,14 @@ enqueued or ran it, and rich reads a plain string as markup: ``[/x]`` would cras
 command, ``[link=...]x[/link]`` would show ``x`` over a hidden hyperlink, ``:smile:``
 would turn into an emoji. So every value goes out as a ``Text`` (``literal``), through
 ``LiteralTable`` for table cells, with its control characters shown as escapes, so an
-escape sequence in a record cannot act on the operator's terminal either.
+escape sequence in a record cannot act on the operator's terminal either, nor a bidi
+control (``\\u202e``) show a value in another order than it is stored (``_text``).
 
 ``--json`` output is built here too (``*_record``): every field of a record, a job as
 pydantic dumps it (``Job.model_dump(mode="json")``, instants in ISO 8601 UTC), so a
-script reads exactly what the Python API returns.
+script reads exactly what the Python API returns. It stays exact JSON: the characters
+``json`` leaves raw that a terminal would act on (DEL, C1, line separators, bidi
+controls) are written as ``\\uXXXX``, which a parser reads back as the same string.
 """
 
 from __future__ import annotations
@@ -86,7 +89,8 @@ def counts_text(counts: Counter[JobStatus]) -> Text:
 
 
 def literal(value: str, style: str = "") -> Text:
-    """``value`` shown as it is: no markup, no emoji codes, control characters escaped."""
+    """``value`` shown as it is: no markup, no emoji codes, control and bidi characters
+    escaped."""
     return Text(escape_controls(value), style=style)
 
 
@@ -221,7 +225,8 @@ def json_block(value: object) -> Text:
 
 
 def json_text(value: object, indent: int | None = None) -> str:
-    """JSON with every control character escaped (``json`` itself leaves DEL and C1 as is)."""
+    """JSON with every control character escaped (``json`` itself leaves DEL, C1 and the
+    bidi controls as they are)."""
     return escape_json_controls(json.dumps(value, ensure_ascii=False, indent=indent))
 
 
