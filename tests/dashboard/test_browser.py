@@ -1,8 +1,9 @@
 """The dashboard in a real browser: headless Chromium clicks through it like an operator.
 
 Overview → job list (filtered to dead jobs) → a dead job's page → Retry, then the record
-is read back from the store. Also: a page updates itself in place (no reload), and the
-markup stored in a job's name, error and payload stays text in the browser too.
+is read back from the store. Also: a page updates itself in place (no reload), the
+markup stored in a job's name, error and payload stays text in the browser too, and a
+form on another local origin cannot take an action, even holding a valid token.
 """
 
 from __future__ import annotations
@@ -16,12 +17,17 @@ from selenium.common.exceptions import NoAlertPresentException, StaleElementRefe
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
 
 from sqsjobs import JobQueue, JobStatus, MemoryJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
 
 from .browser import chromium, require_browser, served, wait_for
 from .seed import HOSTILE_ERROR, HOSTILE_NAME, Seeded, seed
+from .test_safety import status_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -116,3 +122,38 @@ def test_stored_markup_stays_text_in_the_browser(
         assert driver.find_element(By.CSS_SELECTOR, "h1 .job-name").text == HOSTILE_NAME
         assert driver.find_element(By.ID, "last-error").text == HOSTILE_ERROR
         assert "<script>alert('payload')</script>" in driver.find_element(By.ID, "payload").text
+
+
+def test_another_local_origin_cannot_post_an_action_even_with_a_leaked_token(
+    browser: WebDriver, memory_store: tuple[MemoryJobStore, Seeded]
+) -> None:
+    """A page on another port of 127.0.0.1 is same-site: the browser sends the Strict
+    cookie with its form. Given the token too, only the origin check stands in the way."""
+    store, seeded = memory_store
+    driver = browser
+    job_id = seeded.waiting[2]
+    with served(make_dashboard(store, actions=True, refresh=0)) as base:
+        driver.get(f"{base}/jobs/{job_id}")
+        token = driver.find_element(By.NAME, "csrf_token").get_attribute("value")
+        form = (
+            f'<form method="post" action="{base}/jobs/{job_id}/cancel">'
+            f'<input type="hidden" name="csrf_token" value="{token}">'
+            '<button id="go" type="submit">Win a prize</button></form>'
+        )
+
+        async def lure(request: Request) -> HTMLResponse:
+            return HTMLResponse(f"<!doctype html><title>prize</title>{form}")
+
+        with served(Starlette(routes=[Route("/", lure)])) as elsewhere:
+            assert elsewhere != base
+            driver.get(f"{elsewhere}/")
+            driver.find_element(By.ID, "go").click()
+            answer = wait_for(
+                lambda: (
+                    any(word in driver.page_source for word in ("Forbidden", 'id="notice"'))
+                    and driver.page_source
+                ),
+                "the dashboard's answer",
+            )
+    assert "Sec-Fetch-Site: same-site" in answer
+    assert status_of(store, job_id) is JobStatus.QUEUED

@@ -133,8 +133,8 @@ class Fence:
         site = request.headers.get("sec-fetch-site", "").lower()
         if site in SITES_REFUSED:
             return 403, (
-                f"Forbidden: the browser says this request comes from another site "
-                f"(Sec-Fetch-Site: {site}); actions are taken from this dashboard's own pages."
+                f"Forbidden: the browser says this request was not made by this dashboard's "
+                f"own pages (Sec-Fetch-Site: {site}); actions are taken from them only."
             )
         origin = request.headers.get("origin")
         if origin is not None and _origin(origin) != own_origin(request):
