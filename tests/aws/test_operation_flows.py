@@ -56,48 +56,66 @@ def sent(count: int = 1) -> dict[str, Any]:
 # -- retry --------------------------------------------------------------------------------
 
 
-def test_retry_revives_the_record_then_sends_its_message() -> None:
-    aws = FakeAws(update_item=[{"Attributes": QUEUED}])
+def test_retry_reads_the_record_holds_its_copies_then_revives_and_sends() -> None:
+    aws = FakeAws(get_item=[{"Item": DEAD}], update_item=[{"Attributes": QUEUED}])
     assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
-    # Then the DLQ is looked through for copies of the job (an empty one here).
-    assert aws.operations == ["update_item", "send_message", "receive_message"]
-    update = aws.calls[0].params
+    # The DLQ is looked through for the job's copies (an empty one here) *before* the
+    # revive, so a copy of a death after it can never be among those deleted.
+    assert aws.operations == ["get_item", "receive_message", "update_item", "send_message"]
+    update = aws.calls[2].params
     assert update["ReturnValues"] == "ALL_NEW"
     assert update["ExpressionAttributeValues"][":new_status"] == {"S": "queued"}
     assert update["ExpressionAttributeValues"][":gsi_pk"]["S"].startswith("queued#")
-    assert aws.calls[1].params["QueueUrl"] == URL
+    assert aws.calls[3].params["QueueUrl"] == URL
 
 
-def test_a_retry_whose_dead_letter_sweep_fails_still_reports_the_job_revived() -> None:
+def test_a_retry_whose_dead_letter_sweep_fails_still_revives_the_job() -> None:
     unavailable = AwsError("ServiceUnavailable", "try again", "receive_message", Exception())
-    aws = FakeAws(update_item=[{"Attributes": QUEUED}], receive_message=[unavailable])
+    aws = FakeAws(
+        get_item=[{"Item": DEAD}],
+        update_item=[{"Attributes": QUEUED}],
+        receive_message=[unavailable],
+    )
     assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
-    assert aws.operations == ["update_item", "send_message", "receive_message"]
+    assert aws.operations == ["get_item", "receive_message", "update_item", "send_message"]
 
 
-def test_retry_deletes_the_job_s_copies_and_hands_the_rest_back() -> None:
+def test_retry_deletes_the_copies_it_held_and_hands_the_rest_back_first() -> None:
     other = _sqs.body("f" * 32, "default")
     aws = FakeAws(
+        get_item=[{"Item": DEAD}],
         update_item=[{"Attributes": QUEUED}],
         receive_message=[received(BODY, other, "not json"), received(BODY, first=3)],
     )
     assert drive(_operations.retry(layout(), JOB.id, NOW), aws)
     assert aws.operations == [
+        "get_item",
+        "receive_message",
+        "receive_message",
+        "receive_message",
+        "change_message_visibility_batch",
         "update_item",
         "send_message",
-        "receive_message",
-        "receive_message",
-        "receive_message",
         "delete_message_batch",
-        "change_message_visibility_batch",
     ]
-    deleted = aws.calls[5].params["Entries"]
-    assert [e["ReceiptHandle"] for e in deleted] == ["h-0-1", "h-3-1"]
-    handed_back = aws.calls[6].params["Entries"]
+    handed_back = aws.calls[4].params["Entries"]
     assert [(e["ReceiptHandle"], e["VisibilityTimeout"]) for e in handed_back] == [
         ("h-1-1", 0),
         ("h-2-1", 0),
     ]
+    deleted = aws.calls[7].params["Entries"]
+    assert [e["ReceiptHandle"] for e in deleted] == ["h-0-1", "h-3-1"]
+
+
+def test_a_revive_refused_after_the_sweep_hands_the_copies_back() -> None:
+    aws = FakeAws(
+        get_item=[{"Item": DEAD}],
+        update_item=[refused(QUEUED)],
+        receive_message=[received(BODY)],
+    )
+    assert not drive(_operations.retry(layout(), JOB.id, NOW), aws)
+    assert aws.operations[-2:] == ["update_item", "change_message_visibility_batch"]
+    assert [e["ReceiptHandle"] for e in aws.calls[-1].params["Entries"]] == ["h-0-1"]
 
 
 @pytest.mark.parametrize(
@@ -105,17 +123,18 @@ def test_retry_deletes_the_job_s_copies_and_hands_the_rest_back() -> None:
     [None, QUEUED, stored(JOB, status=JobStatus.DEAD, expires_at=NOW - 1)],
     ids=["unknown", "not dead", "expired"],
 )
-def test_a_refused_retry_sends_nothing(item: dict[str, Any] | None) -> None:
-    aws = FakeAws(update_item=[refused(item)])
+def test_a_refused_retry_writes_and_sends_nothing(item: dict[str, Any] | None) -> None:
+    aws = FakeAws(get_item=[{} if item is None else {"Item": item}])
     assert not drive(_operations.retry(layout(), JOB.id, NOW), aws)
-    assert aws.operations == ["update_item"]
+    assert aws.operations == ["get_item"]
 
 
 def test_a_retry_refused_for_an_unknown_queue_says_so() -> None:
     elsewhere = stored(JOB, queue="reports", status=JobStatus.DEAD, expires_at=NOW + 500)
-    aws = FakeAws(update_item=[refused(elsewhere)])
+    aws = FakeAws(get_item=[{"Item": elsewhere}])
     with pytest.raises(JobConfigError, match="'reports' has no SQS queue"):
         drive(_operations.retry(layout(), JOB.id, NOW), aws)
+    assert aws.operations == ["get_item"]
 
 
 # -- redrive ------------------------------------------------------------------------------
@@ -214,7 +233,7 @@ def test_an_abandoned_run_is_recorded_dead_then_revived() -> None:
         JOB, status=JobStatus.RUNNING, attempts=2, lease_token="t", lease_until=at(NOW - 2.1)
     )
     aws = FakeAws(
-        receive_message=[received(BODY)],
+        receive_message=[received(BODY, receive_count=6)],  # moved after 5 receives
         get_item=[{"Item": running}],
         update_item=[{"Attributes": DEAD}, {"Attributes": QUEUED}],
         send_message_batch=[sent()],
@@ -223,6 +242,77 @@ def test_an_abandoned_run_is_recorded_dead_then_revived() -> None:
     first, second = (c.params for c in aws.calls if c.operation == "update_item")
     assert first["ExpressionAttributeValues"][":new_status"] == {"S": "dead"}
     assert second["ExpressionAttributeValues"][":new_status"] == {"S": "queued"}
+
+
+def copied(*bodies: str, receive_count: int) -> dict[str, Any]:
+    """A receive of copies the store itself sent to the DLQ (marked as such)."""
+    reply = received(*bodies, receive_count=receive_count)
+    mark = {_sqs.COPY_ATTRIBUTE: {"DataType": "String", "StringValue": _sqs.DEAD_LETTER_COPY}}
+    for message in reply["Messages"]:
+        message["MessageAttributes"] = mark
+    return reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [received(BODY, receive_count=4), copied(BODY, receive_count=40)],
+    ids=["fewer receives than maxReceiveCount", "a copy the store sent"],
+)
+def test_only_a_message_the_redrive_policy_moved_gets_a_run_recorded_dead(
+    reply: dict[str, Any],
+) -> None:
+    running = stored(
+        JOB, status=JobStatus.RUNNING, attempts=2, lease_token="t", lease_until=at(NOW - 2.1)
+    )
+    aws = FakeAws(receive_message=[reply], get_item=[{"Item": running}])
+    found = drive(_dead_letters.peek(layout(), "default", NOW, 10, wait=0), aws)
+    assert [item.reconciled for item in found] == [False]
+    assert "update_item" not in aws.operations
+
+
+def test_a_dlq_pass_neither_judges_nor_shows_another_queues_job() -> None:
+    elsewhere = stored(
+        JOB,
+        queue="other",
+        status=JobStatus.RUNNING,
+        attempts=2,
+        lease_token="t",
+        lease_until=at(NOW - 2.1),
+    )
+    aws = FakeAws(receive_message=[received(BODY, receive_count=9)], get_item=[{"Item": elsewhere}])
+    (item,) = drive(_dead_letters.peek(layout(), "default", NOW, 10, wait=0), aws)
+    assert (item.job_id, item.stored, item.reconciled) == (JOB.id, None, False)
+    assert "update_item" not in aws.operations
+
+
+def test_a_job_sent_back_earlier_in_the_pass_and_dead_again_keeps_its_new_copy() -> None:
+    """Batch 1 revives and sends the job; batch 2 finds it dead again: that copy stays."""
+    finished = [
+        stored(prepared({"n": n}).job, status=JobStatus.COMPLETED, expires_at=NOW + 500)
+        for n in range(9)
+    ]
+    fillers = [_sqs.body(item["id"]["S"], "default") for item in finished]
+    # Records are read in job id order, one batch at a time.
+    first_batch = sorted([DEAD, *finished], key=lambda item: item["id"]["S"])
+    aws = FakeAws(
+        receive_message=[received(BODY, *fillers), received(BODY, first=20), {}],
+        get_item=[{"Item": item} for item in first_batch] + [{"Item": DEAD}],
+        update_item=[{"Attributes": QUEUED}],
+        send_message_batch=[sent()],
+    )
+    report = redrive(aws)
+    assert report == RedriveReport(redriven=1, discarded=9, skipped=1)
+    revives = [c for c in aws.calls if c.operation == "update_item"]
+    assert len(revives) == 1  # not revived a second time in the same pass
+    deleted = [
+        e["ReceiptHandle"]
+        for c in aws.calls
+        if c.operation == "delete_message_batch"
+        for e in c.params["Entries"]
+    ]
+    assert "h-20-1" not in deleted
+    handed_back = aws.calls[-1].params["Entries"]
+    assert [e["ReceiptHandle"] for e in handed_back] == ["h-20-1"]
 
 
 def test_two_copies_of_one_dead_job_send_it_back_once() -> None:

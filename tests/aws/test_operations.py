@@ -59,8 +59,10 @@ async def test_retry_runs_a_dead_job_again_with_its_attempts_reset(store: SqsJob
     before = COUNTER.counts()
     assert await store.retry(job_id, time.time())
     spent = COUNTER.counts() - before
-    # Revive, send; then its copy leaves the DLQ: one receive finds it, one finds no more.
+    # Read; its copy is found in the DLQ (one receive finds it, one no more); revive, send,
+    # and the copy leaves the DLQ.
     assert dict(spent.requests) == {
+        ("dynamodb", "GetItem"): 1,
         ("dynamodb", "UpdateItem"): 1,
         ("sqs", "SendMessage"): 1,
         ("sqs", "ReceiveMessage"): 2,

@@ -34,13 +34,14 @@ from ..wire.items import (
     is_long,
     item_from_job,
     job_key,
+    new_body_pk,
     number,
     packed,
     payload_text,
     stored_from_item,
 )
 from ..wire.layout import Layout
-from ..wire.protocol import AwsError, Call, Flow, Parallel
+from ..wire.protocol import AwsError, Call, ConditionFailed, Flow, Parallel
 from .batch_get import get_items
 
 if TYPE_CHECKING:
@@ -66,12 +67,14 @@ def new_items(
     if len(squeezed) <= INLINE_PAYLOAD_BYTES:
         return item_from_job(job, fingerprint, layout.index_shards, squeezed=squeezed), None
     until = body_until(layout, job.run_at.timestamp())
-    record = item_from_job(job, fingerprint, layout.index_shards, body_until=until)
-    return record, body_item(job.id, payload, until)
+    key = new_body_pk(job.id)
+    record = item_from_job(job, fingerprint, layout.index_shards, body=(key, until))
+    return record, body_item(key, payload, until)
 
 
 def put_body(table: str, item: Attributes) -> Call:
-    """Write a body (unconditionally: a retry or a duplicate writes the same text)."""
+    """Write a body (unconditionally: its key is new to this put, so it can overwrite
+    nothing but botocore's own retry of this very write)."""
     params: PutItemInputTypeDef = {"TableName": table, "Item": item}
     return Call("dynamodb", "put_item", params)
 
@@ -84,31 +87,38 @@ def read_bodies(table: str, found: Sequence[Stored]) -> Flow[list[Stored]]:
     """
     result = list(found)
     for consistent in (False, True):
-        wanted = {s.job.id: i for i, s in enumerate(result) if s.needs_payload}
+        wanted = {s.body_pk: i for i, s in enumerate(result) if s.needs_payload and s.body_pk}
         if not wanted:
             break
-        keys = [body_key(job_id) for job_id in wanted]
+        keys = [body_key(body_pk) for body_pk in wanted]
         for item in (yield from get_items(table, keys, consistent=consistent)):
-            job_id = str(item["pk"]["S"]).split("#", 1)[1]
-            index = wanted[job_id]
+            index = wanted[str(item["pk"]["S"])]
             result[index] = result[index].with_payload(payload_text(item))
     return result
 
 
-def extend_bodies(layout: Layout, found: Sequence[Stored], until: float) -> Flow[None]:
-    """Extend the bodies that would not outlive ``until`` (plus the dead retention)."""
+def extend_bodies(
+    layout: Layout, found: Sequence[Stored], until: float, *, strict: bool = False
+) -> Flow[None]:
+    """Extend the bodies that would not outlive ``until`` (plus the dead retention).
+
+    A body (or record) that is gone is left so, unless ``strict``: then its refused
+    write is raised (``ConditionFailed``).
+    """
     short = [
-        s
+        (s, s.body_pk)
         for s in found
-        if s.body_until is not None and s.body_until < until + layout.dead_retention
+        if s.body_until is not None and s.body_until < until + layout.dead_retention and s.body_pk
     ]
     if not short:
         return
     later = until + BODY_LIFE + layout.dead_retention
-    calls = [_extend(layout.table, body_key(s.job.id), "expires_at", later) for s in short]
-    calls += [_extend(layout.table, job_key(s.job.id), "body_until", later) for s in short]
+    calls = [_extend(layout.table, body_key(pk), "expires_at", later) for _, pk in short]
+    calls += [_extend(layout.table, job_key(s.job.id), "body_until", later) for s, _ in short]
     for reply in (yield Parallel(tuple(calls))):
-        if isinstance(reply, AwsError) and reply.code != "ConditionalCheckFailedException":
+        if isinstance(reply, ConditionFailed) and not strict:
+            continue
+        if isinstance(reply, AwsError):
             raise reply
 
 
@@ -125,11 +135,11 @@ def keep_until(layout: Layout, job_id: str, run_at: float, now: float) -> Flow[N
         yield from extend_bodies(layout, [stored_from_item(reply["Item"])], claim_horizon(run_at))
 
 
-def get_body(table: str, job_id: str) -> Call:
+def get_body(table: str, body_pk: str) -> Call:
     """A consistent read of a job's body, as ``dynamo.get`` reads its record."""
     params: GetItemInputTypeDef = {
         "TableName": table,
-        "Key": body_key(job_id),
+        "Key": body_key(body_pk),
         "ConsistentRead": True,
     }
     return Call("dynamodb", "get_item", params)

@@ -146,7 +146,7 @@ def claim_received(
             if stored is not None and stored.needs_payload and not isinstance(reply, AwsError):
                 stored = payloads.get(job_id, stored)
                 if stored.needs_payload:
-                    raise MalformedRecord(f"its payload item body#{job_id} is missing")
+                    raise MalformedRecord(f"its payload item {stored.body_pk} is missing")
         except MalformedRecord as bad:
             written = first and not isinstance(reply, AwsError)
             token = leases[job_id] if written else None

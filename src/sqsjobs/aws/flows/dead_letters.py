@@ -12,6 +12,14 @@ A job queue's DLQ holds two kinds of message (SPEC §3):
   its message may be a stray duplicate, and if it was the only one, the reconciler's
   stale pass (or a redrive) sends it back.
 
+Only a message that really was redriven may get a job recorded dead, and only a job of
+this DLQ's own queue: anyone allowed to send to a job queue can write a body naming any
+job (keyed and cron ids are predictable), and a worker moves a message naming another
+queue's job to its DLQ as misrouted. So a message counts as redriven only when it is not
+one of the store's own copies (``Message.copied``) and SQS has received it at least
+``maxReceiveCount`` times; a record of another queue is not this DLQ's to judge, read or
+show (``Inspected.stored`` is ``None``, as for a missing record).
+
 ``inspect`` is the one place that rule lives; the reconciler, ``dead_letters`` and the
 redrive all call it. ``peek`` looks at a DLQ and leaves it as it was::
 
@@ -160,9 +168,14 @@ def inspect(
     """Read the records ``messages`` name (at once); record the abandoned ones dead."""
     named = [(message, named_job(message, queue)) for message in messages]
     records = yield from _read(layout.table, sorted({i for _, i in named if i is not None}), now)
+    for wanted, stored in records.items():
+        if stored is not None and stored.job.queue != queue:
+            records[wanted] = None  # another queue's job: not this DLQ's to judge or show
+    limit = layout.info(queue).max_receive_count
+    redriven = {i for m, i in named if i is not None and _redriven(m, limit)}
     reconciled: set[str] = set()
     for wanted, stored in list(records.items()):
-        if _abandoned(stored, now, layout.clock_skew):
+        if wanted in redriven and _abandoned(stored, now, layout.clock_skew):
             records[wanted], recorded = yield from _dead_letter(layout, queue, wanted, now)
             if recorded:
                 reconciled.add(wanted)
@@ -189,6 +202,17 @@ def live(item: Attributes | None, now: float) -> Stored | None:
     """The record in ``item``, unless there is none or its retention has ended."""
     stored = None if item is None else stored_from_item(item)
     return None if stored is None or stored.expired(now) else stored
+
+
+def _redriven(message: Message, max_receive_count: int | None) -> bool:
+    """Whether the redrive policy moved ``message`` here (rather than the store copying it).
+
+    SQS keeps a message's receive count when it moves it, so a redriven one has been
+    received at least ``maxReceiveCount`` times; a copy starts again at one.
+    """
+    if message.copied:
+        return False
+    return max_receive_count is None or message.receive_count >= max_receive_count
 
 
 def _abandoned(stored: Stored | None, now: float, skew: float) -> bool:

@@ -20,8 +20,8 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
     stored = stored_from_item(item)
     if stored.expired(now):
         return None
-    if stored.needs_payload:  # a long payload lives in its body item
-        body = yield get_body(layout.table, job_id)
+    if stored.needs_payload and stored.body_pk:  # a long payload lives in its body item
+        body = yield get_body(layout.table, stored.body_pk)
         if "Item" in body:
             stored = stored.with_payload(payload_text(body["Item"]))
     return stored.job

@@ -45,7 +45,7 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
         deletes += [m.receipt_handle for m in plan.dead_letters]
     else:
         copies = [(m, 0) for m in plan.dead_letters]
-        moved = yield from send_copies(info.dead_letter_url, copies)
+        moved = yield from send_copies(info.dead_letter_url, copies, copy=True)
         deletes += [m.receipt_handle for m in moved]
     calls = [sqs.change_visibility_batch(info.url, batch) for batch in sqs.chunks(plan.hides)]
     calls += [sqs.delete_batch(info.url, handles) for handles in sqs.chunks(deletes)]
@@ -56,12 +56,18 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
             continue  # the message comes back at its visibility timeout and is judged again
 
 
-def send_copies(url: str, copies: list[tuple[Message, int]]) -> Flow[list[Message]]:
-    """Send each message's body to ``url``; the messages whose copy was accepted."""
+def send_copies(
+    url: str, copies: list[tuple[Message, int]], *, copy: bool = False
+) -> Flow[list[Message]]:
+    """Send each message's body to ``url``; the messages whose copy was accepted.
+
+    ``copy``: they go to a DLQ, marked as the store's own copies (``sqs.COPY_ATTRIBUTE``).
+    """
     sent: list[Message] = []
     for batch in sqs.chunks(copies):
+        entries = [(m.body, delay, m.group) for m, delay in batch]
         try:
-            reply = yield sqs.send_batch(url, [(m.body, delay, m.group) for m, delay in batch])
+            reply = yield sqs.send_batch(url, entries, copy=copy)
         except AwsError:
             continue  # not copied, so not deleted: the original comes back later
         ok = {int(entry["Id"]) for entry in reply.get("Successful", [])}

@@ -12,22 +12,29 @@ Two passes per queue:
    waits another ``grace`` before sending again). This is what saves a job whose
    producer died between ``PutItem`` and ``SendMessage``.
 
+The same read keeps long payloads alive: an open job whose body item would expire
+within a claim's extension margin (a job nobody claimed for weeks: a paused or
+crash-looping fleet, a queue no worker serves) has its body extended, as a claim would
+(``bodies.extend_bodies``), so a job's payload lives as long as the job does.
+
 A re-send can duplicate a message that was merely slow; duplicates are harmless because
 every claim is a conditional write.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..._lifecycle import DELAYED, QUEUED, RUNNING
+from ..._lifecycle import DELAYED, QUEUED, RUNNING, TERMINAL
 from ..._models import JobStatus, message_group
 from ..wire import index_reads, sqs
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
 from ..wire.items import OPEN, Stored, index_pk, list_pk, list_sk, number, stored_from_item, text
 from ..wire.layout import Layout
-from ..wire.protocol import ConditionFailed, Flow
+from ..wire.protocol import AwsError, ConditionFailed, Flow
+from .bodies import claim_horizon, extend_bodies
 from .dead_letters import peek
 from .indexes import job_id_of, records
 from .resend import mark_resent
@@ -67,7 +74,10 @@ def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
 
 def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
     cutoff = now - grace
-    found = yield from _stale_current(layout, queue, now, cutoff)
+    waiting = yield from _open_before(layout, queue, cutoff)
+    with contextlib.suppress(AwsError):  # the next pass (or the job's claim) extends them
+        yield from extend_bodies(layout, waiting, claim_horizon(now))
+    found = [stored for stored in waiting if is_stale(stored, cutoff)]
     if layout.previous_index:
         for status, instant in STALE_AFTER:
             for shard in range(layout.index_shards):
@@ -90,8 +100,8 @@ def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
     return len(fresh)
 
 
-def _stale_current(layout: Layout, queue: str, now: float, cutoff: float) -> Flow[list[Stored]]:
-    """Open ``by_queue`` entries created before the cutoff, judged by their records.
+def _open_before(layout: Layout, queue: str, cutoff: float) -> Flow[list[Stored]]:
+    """The records of open ``by_queue`` entries created before the cutoff, still open.
 
     Every instant a record is judged by (``updated_at``, ``run_at``, ``lease_until``)
     is at least its ``created_at`` by some host's clock, so entries created after
@@ -118,7 +128,7 @@ def _stale_current(layout: Layout, queue: str, now: float, cutoff: float) -> Flo
             if start is None:
                 break
     found = yield from records(layout.table, candidates, payloads=False)
-    return [stored for stored in found.values() if is_stale(stored, cutoff)]
+    return [stored for stored in found.values() if stored.job.status not in TERMINAL]
 
 
 def is_stale(stored: Stored, cutoff: float) -> bool:

@@ -17,8 +17,19 @@ Per message, as its record stands (``redrive_action``):
     dead                              ──► revive, send, delete
     queued, delayed or running        ──► send (it may be the job's only message), delete
     completed, cancelled, missing,
-    or a job this redrive already sent ──► delete (discarded)
+    or a job this batch already sent  ──► delete (discarded)
+    a job an earlier batch sent:
+        dead again                    ──► leave in the DLQ (skipped): it died again
+        not dead                      ──► delete (discarded)
+    payload gone (its body expired)   ──► leave in the DLQ (skipped)
     body not a token for this queue   ──► leave in the DLQ (skipped)
+
+A job sent back by an earlier batch of the same pass and found dead again (a poison
+job dies within milliseconds) is not revived a second time, and its message is kept:
+it may be the copy of that new death, which the DLQ must keep (its depth alarms,
+``dlq list`` shows it). Every message of a later batch was received after that
+revive and its record read after the receive, so a record that is not dead proves the
+copy older than the revive; one of this batch was received before it, so it is old.
 
 A running record whose lease is over was recorded dead by ``inspect`` just before, as
 SPEC §3 asks of messages the redrive policy moved, and is revived like any dead one.
@@ -35,16 +46,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ..._errors import JobConfigError
 from ..._lifecycle import DEAD, TERMINAL
 from ..._models import Job, message_group
 from ..._time import epoch
 from ..._validation import check_job_name, integer
 from ..wire import dynamo, sqs
-from ..wire.items import stored_from_item
+from ..wire.items import Stored, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
 from ..wire.sqs import Message
-from .bodies import claim_horizon, extend_bodies
+from .bodies import claim_horizon, extend_bodies, get_body
 from .dead_letters import (
     OPERATOR_WAIT,
     Inspected,
@@ -60,54 +72,87 @@ from .messages import hand_back, send_copies
 def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
     """Revive a dead job and send its message; False if unknown, expired or not dead.
 
+    The record is read first: a dead job whose payload went with its body item (kept
+    past its TTL with no claim or reconciler to extend it) could only die again, so it
+    is refused rather than revived.
+
     Raises:
-        JobConfigError: the job is dead but its queue has no SQS queue in this store;
-            nothing was written.
+        JobConfigError: the job is dead but its queue has no SQS queue in this store, or
+            its payload is gone; nothing was written.
     """
+    reply = yield dynamo.get(layout.table, job_id)
+    stored = live(reply.get("Item"), now)
+    if stored is None or stored.job.status is not DEAD:
+        return False
+    layout.url(stored.job.queue)  # a queue this store does not serve: say which one
+    if stored.body_pk is not None:
+        yield from keep_body(layout, stored, now)
+    url = layout.info(stored.job.queue).dead_letter_url
+    copies = (yield from hold_copies(url, stored.job.queue, job_id)) if url else []
     try:
         reply = yield dynamo.revive(layout.indexed, job_id, sorted(layout.queue_urls), now)
-    except ConditionFailed as refused:
-        stored = live(refused.item, now)
-        if stored is not None and stored.job.status is DEAD:
-            layout.url(stored.job.queue)  # refused for its queue: say which one
+    except ConditionFailed:  # it changed since it was read (revived by someone else, expired)
+        if url:
+            yield from hand_back(url, copies)
         return False
-    revived = stored_from_item(reply["Attributes"])
-    job = revived.job
-    with contextlib.suppress(AwsError):  # the next claim extends it otherwise
-        yield from extend_bodies(layout, [revived], claim_horizon(now))
+    job = stored_from_item(reply["Attributes"]).job
     yield sqs.send(layout.url(job.queue), sqs.body(job.id, job.queue), 0, message_group(job))
-    with contextlib.suppress(AwsError):  # the job runs again either way; a redrive tidies up
-        yield from drop_dead_letter_copies(layout, job.queue, job.id)
+    if url:
+        for handles in sqs.chunks([copy.receipt_handle for copy in copies]):
+            with contextlib.suppress(AwsError):  # a copy left behind: a redrive discards it
+                yield sqs.delete_batch(url, handles)
     return True
+
+
+def keep_body(layout: Layout, stored: Stored, now: float) -> Flow[None]:
+    """Make sure a dead job's body is there and lives past its next claim, or refuse."""
+    try:
+        if stored.body_until is not None and stored.body_until < claim_horizon(now):
+            yield from extend_bodies(layout, [stored], claim_horizon(now), strict=True)
+            return
+        assert stored.body_pk is not None
+        body = yield get_body(layout.table, stored.body_pk)
+        if "Item" in body:
+            return
+    except ConditionFailed:
+        pass
+    raise JobConfigError(
+        "invalid_option",
+        f"Job {stored.job.id} cannot run again: its payload is gone (its body item "
+        f"{stored.body_pk} expired); enqueue the job anew with its payload",
+    )
 
 
 SWEEP_LIMIT = 1_000  # DLQ messages a retry looks through for the job's copies
 
 
-def drop_dead_letter_copies(layout: Layout, queue: str, job_id: str) -> Flow[int]:
-    """Delete the copies of ``job_id`` in ``queue``'s DLQ; hand every other message back.
+def hold_copies(url: str, queue: str, job_id: str) -> Flow[list[Message]]:
+    """Find ``job_id``'s copies in a DLQ (``url``) and keep them hidden; hand the rest back.
 
     A job that runs again no longer belongs in its DLQ: left there, ``dlq list`` would
     show it (twice, if it died again) and ``stats`` would count it. SQS deletes only by
     receipt handle, so the DLQ is looked through (up to ``SWEEP_LIMIT`` messages; a copy
     beyond that is discarded by the next redrive, which finds the job no longer dead).
+
+    This runs *before* the job is revived: every copy found was there before it ran
+    again, so deleting them once it is revived never takes the copy of a death that
+    came after (a poison job dies again within milliseconds). A copy that arrives
+    later is the job's rightful copy and stays. A failing receive ends the search:
+    the retry goes ahead with the copies found so far.
     """
-    url = layout.info(queue).dead_letter_url
-    if url is None:
-        return 0
     seen: dict[str, Message] = {}
     copies: dict[str, None] = {}  # message ids, in the order received
-    while len(seen) < SWEEP_LIMIT:
-        size = min(sqs.MAX_BATCH, SWEEP_LIMIT - len(seen))
-        messages = yield from receive_unseen(url, size, OPERATOR_WAIT, seen)
-        if not messages:
-            break
-        copies |= dict.fromkeys(m.message_id for m in messages if named_job(m, queue) == job_id)
-    for handles in sqs.chunks([seen[message_id].receipt_handle for message_id in copies]):
-        with contextlib.suppress(AwsError):  # a copy left behind is discarded by a redrive
-            yield sqs.delete_batch(url, handles)
-    yield from hand_back(url, [m for i, m in seen.items() if i not in copies])
-    return len(copies)
+    with contextlib.suppress(AwsError):
+        while len(seen) < SWEEP_LIMIT:
+            size = min(sqs.MAX_BATCH, SWEEP_LIMIT - len(seen))
+            messages = yield from receive_unseen(url, size, OPERATOR_WAIT, seen)
+            if not messages:
+                break
+            found = (m.message_id for m in messages if named_job(m, queue) == job_id)
+            copies |= dict.fromkeys(found)
+    with contextlib.suppress(AwsError):  # the others come back at their visibility anyway
+        yield from hand_back(url, [m for i, m in seen.items() if i not in copies])
+    return [seen[message_id] for message_id in copies]
 
 
 @dataclass(frozen=True)
@@ -148,7 +193,7 @@ class _Run:
     discarded: int = 0
     skipped: int = 0
     passed_over: int = 0
-    sent: set[str] = field(default_factory=set)
+    sent: set[str] = field(default_factory=set)  # sent back by an earlier batch
 
     @property
     def report(self) -> RedriveReport:
@@ -201,13 +246,23 @@ def redrive(
 
 
 def redrive_action(
-    job_id: str | None, stored_job: Job | None, queue: str, sent: set[str]
+    job_id: str | None,
+    stored_job: Job | None,
+    queue: str,
+    sent: set[str],
+    sent_now: frozenset[str] | set[str] = frozenset(),
 ) -> RedriveAction:
-    """What a DLQ message needs, given the record its body names (``None``: no record)."""
+    """What a DLQ message needs, given the record its body names (``None``: no record).
+
+    ``sent`` are the jobs earlier batches of this pass sent back, ``sent_now`` those of
+    this message's own batch (see the module docstring).
+    """
     if job_id is None:
         return RedriveAction.SKIP
-    if stored_job is None or stored_job.status in FINISHED or job_id in sent:
+    if stored_job is None or stored_job.status in FINISHED or job_id in sent_now:
         return RedriveAction.DISCARD
+    if job_id in sent:
+        return RedriveAction.SKIP if stored_job.status is DEAD else RedriveAction.DISCARD
     if stored_job.queue != queue:
         return RedriveAction.SKIP  # its record belongs elsewhere: not this redrive's to send
     return RedriveAction.REVIVE if stored_job.status is DEAD else RedriveAction.SEND
@@ -221,18 +276,20 @@ def _batch(
     deletes: list[str] = []
     left: list[Message] = []
     passed = [item.message for item in found if not run.wanted(item)]
+    sent_now: set[str] = set()
     for item in found:
         if not run.wanted(item):
             continue
-        action, job = yield from _decide(layout, queue, item, run.sent, now)
+        action, job = yield from _decide(layout, queue, item, (run.sent, sent_now), now)
         if action is RedriveAction.SEND and job is not None:
             sends.append((item.message, sqs.send_delay(epoch(job.run_at), now)))
-            run.sent.add(job.id)
+            sent_now.add(job.id)
         elif action is RedriveAction.DISCARD:
             deletes.append(item.message.receipt_handle)
         else:
             left.append(item.message)
     back = yield from send_copies(layout.url(queue), sends)
+    run.sent |= sent_now
     left += [message for message, _ in sends if message not in back]
     for handles in sqs.chunks(deletes + [message.receipt_handle for message in back]):
         # A copy left in the DLQ is sent again or discarded by a later redrive.
@@ -243,11 +300,17 @@ def _batch(
 
 
 def _decide(
-    layout: Layout, queue: str, item: Inspected, sent: set[str], now: float
+    layout: Layout,
+    queue: str,
+    item: Inspected,
+    sent: tuple[set[str], set[str]],
+    now: float,
 ) -> Flow[tuple[RedriveAction, Job | None]]:
     """The action for ``item``, reviving a dead job: then its message is to be sent."""
     job = None if item.stored is None else item.stored.job
-    action = redrive_action(item.job_id, job, queue, sent)
+    action = redrive_action(item.job_id, job, queue, *sent)
+    if action is RedriveAction.REVIVE and item.stored is not None and item.stored.needs_payload:
+        return RedriveAction.SKIP, job  # its payload is gone: it could only die again
     if action is not RedriveAction.REVIVE:
         return action, job
     assert item.job_id is not None
@@ -256,7 +319,7 @@ def _decide(
     except ConditionFailed as refused:  # it changed since it was read: redrive_action it as it is
         stored = live(refused.item, now)
         job = None if stored is None else stored.job
-        again = redrive_action(item.job_id, job, queue, sent)
+        again = redrive_action(item.job_id, job, queue, *sent)
         return (RedriveAction.SKIP if again is RedriveAction.REVIVE else again), job
     revived = stored_from_item(reply["Attributes"])
     with contextlib.suppress(AwsError):  # the next claim extends it otherwise

@@ -137,7 +137,7 @@ def _dead(
         # The record says dead either way; the DLQ copy is for inspection and redrive.
         with contextlib.suppress(AwsError):
             text = sqs.body(job.id, job.queue)
-            yield sqs.send(info.dead_letter_url, text, 0, message_group(job))
+            yield sqs.send(info.dead_letter_url, text, 0, message_group(job), copy=True)
     return True
 
 

@@ -27,9 +27,12 @@ readers query both indexes while a table has the old one (``flows.indexes``).
 
 A payload longer than ``INLINE_PAYLOAD_BYTES`` of JSON text is compressed (zlib); if
 that fits, the record keeps it as ``payload_z`` (binary). Otherwise it is written once,
-before the record, in an item of its own (``pk = "body#{id}"``, ``z`` the compressed
-text, or ``p`` the text where compressing saves nothing, ``expires_at`` its TTL), and
-the record keeps ``body_until`` (that TTL) instead of ``payload``: every
+before the record, in an item of its own (``pk = "body#{id}#{nonce}"``, ``z`` the
+compressed text, or ``p`` the text where compressing saves nothing, ``expires_at`` its
+TTL), and the record keeps ``body_pk`` (that key) and ``body_until`` (that TTL) instead
+of ``payload``. The nonce is new for every put, so the unconditional body write of a put
+that is then refused (a duplicate, a conflicting reuse of a key) can never touch the
+body of the job holding the key. Every
 status change rewrites the whole record and bills its size, so a record without its
 payload costs one write unit per change whatever the payload's size, and claims read
 the body (``flows.bodies``). A body lives ``BODY_LIFE`` past the job's ``run_at`` plus
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import zlib
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -87,8 +91,18 @@ def job_key(job_id: str) -> Attributes:
     return {"pk": {"S": job_pk(job_id)}}
 
 
-def body_key(job_id: str) -> Attributes:
-    return {"pk": {"S": f"{BODY_PREFIX}{job_id}"}}
+def body_key(body_pk: str) -> Attributes:
+    return {"pk": {"S": body_pk}}
+
+
+def new_body_pk(job_id: str) -> str:
+    """A fresh key for the body of one put of ``job_id`` (see the module docstring)."""
+    return f"{BODY_PREFIX}{job_id}#{secrets.token_hex(8)}"
+
+
+def former_body_pk(job_id: str) -> str:
+    """Where records without ``body_pk`` (written before bodies had nonces) keep theirs."""
+    return f"{BODY_PREFIX}{job_id}"
 
 
 def is_long(payload_text: str) -> bool:
@@ -103,11 +117,11 @@ def packed(payload_text: str) -> bytes:
     return zlib.compress(payload_text.encode(), PACK_LEVEL)
 
 
-def body_item(job_id: str, payload_text: str, until: float) -> Attributes:
+def body_item(body_pk: str, payload_text: str, until: float) -> Attributes:
     """A body: the text compressed, or as it is when compressing saves nothing."""
     squeezed, plain = packed(payload_text), payload_text.encode()
     value = {"z": {"B": squeezed}} if len(squeezed) < len(plain) else {"p": text(payload_text)}
-    return {**body_key(job_id), **value, TTL_ATTRIBUTE: number(until)}
+    return {**body_key(body_pk), **value, TTL_ATTRIBUTE: number(until)}
 
 
 def payload_text(item: Attributes) -> str:
@@ -202,6 +216,7 @@ class Stored(NamedTuple):
     lease_until: float | None
     resent_at: float | None = None
     body_until: float | None = None  # the payload is in a body item, alive until then
+    body_pk: str | None = None  # that body item's key
 
     @property
     def needs_payload(self) -> bool:
@@ -220,13 +235,13 @@ def item_from_job(
     job: Job,
     fingerprint: str | None,
     shards: int,
-    body_until: float | None = None,
+    body: tuple[str, float] | None = None,
     squeezed: bytes | None = None,
 ) -> Attributes:
     """The item ``put`` writes for a new job (never leased, never terminal).
 
-    With ``body_until`` the payload is left out: it is in the job's body item; with
-    ``squeezed`` it is kept compressed.
+    With ``body`` (its key and its TTL) the payload is left out: it is in that body
+    item; with ``squeezed`` it is kept compressed.
     """
     created = epoch(job.created_at)
     item: Attributes = {
@@ -249,9 +264,10 @@ def item_from_job(
         "list_sk": text(list_sk(created, job.id)),
         "phase": text(OPEN),
     }
-    if body_until is not None:
+    if body is not None:
         del item["payload"]
-        item["body_until"] = number(body_until)
+        item["body_pk"] = text(body[0])
+        item["body_until"] = number(body[1])
     elif squeezed is not None:
         del item["payload"]
         item[PAYLOAD_Z] = {"B": squeezed}
@@ -306,7 +322,14 @@ def stored_from_item(item: Attributes) -> Stored:
         lease_until=_opt_n(item, "lease_until"),
         resent_at=_opt_n(item, RESENT_AT),
         body_until=_opt_n(item, "body_until"),
+        body_pk=_body_pk(item, job.id),
     )
+
+
+def _body_pk(item: Attributes, job_id: str) -> str | None:
+    if "body_until" not in item:
+        return None
+    return _opt_s(item, "body_pk") or former_body_pk(job_id)
 
 
 def _s(item: Attributes, name: str) -> str:

@@ -58,6 +58,13 @@ FIFO_SUFFIX = ".fifo"
 FALLBACK_GROUP = "sqsjobs"
 # A hidden message must come back this long before the queue's retention would drop it.
 RETENTION_MARGIN = 3_600.0
+# The message attribute on every copy the store itself sends to a dead-letter queue (a
+# dead job's copy, a malformed or misrouted message). A message the redrive policy moved
+# has none: it is the job queue's own message, with the attributes its sender gave it,
+# and a sender cannot reach the DLQ to forge one with it (the producer policy allows
+# ``SendMessage`` on job queues only), while a copy cannot lose it.
+COPY_ATTRIBUTE = "sqsjobs.copy"
+DEAD_LETTER_COPY = "dead-letter"
 
 
 class MalformedMessage(ValueError):
@@ -73,6 +80,7 @@ class Message(NamedTuple):
     receive_count: int
     sent_at: float  # epoch seconds of the first send (SQS keeps it across receives)
     group: str | None = None  # its MessageGroupId; a copy or re-send carries it on
+    copied: bool = False  # a copy the store sent to a DLQ (``COPY_ATTRIBUTE``)
 
 
 class QueueInfo(NamedTuple):
@@ -143,6 +151,7 @@ def parse_body(text: str, queue: str) -> MessageBody:
 
 def message_from_reply(raw: dict[str, Any]) -> Message:
     attributes = raw.get("Attributes", {})
+    copy = raw.get("MessageAttributes", {}).get(COPY_ATTRIBUTE, {})
     return Message(
         message_id=raw["MessageId"],
         receipt_handle=raw["ReceiptHandle"],
@@ -150,6 +159,7 @@ def message_from_reply(raw: dict[str, Any]) -> Message:
         receive_count=int(attributes.get("ApproximateReceiveCount", "1")),
         sent_at=int(attributes.get("SentTimestamp", "0")) / 1000,
         group=attributes.get("MessageGroupId"),
+        copied=copy.get("StringValue") == DEAD_LETTER_COPY,
     )
 
 
@@ -226,21 +236,31 @@ def route(
         params["DelaySeconds"] = delay
 
 
-def send(url: str, text: str, delay: int = 0, group: str | None = None) -> Call:
+def send(
+    url: str, text: str, delay: int = 0, group: str | None = None, *, copy: bool = False
+) -> Call:
+    """One message; ``copy`` marks it as the store's own copy in a DLQ (``COPY_ATTRIBUTE``)."""
     params: SendMessageRequestTypeDef = {"QueueUrl": url, "MessageBody": text}
     route(params, url, delay, group)
+    if copy:
+        params["MessageAttributes"] = _COPY_MARK
     return Call("sqs", "send_message", params)
 
 
 Outgoing = tuple[str, int, str | None]  # body, delay, group
 
 
-def send_batch(url: str, entries: Sequence[Outgoing]) -> Call:
-    """Up to 10 ``(body, delay, group)`` entries; entry ids are their positions."""
+def send_batch(url: str, entries: Sequence[Outgoing], *, copy: bool = False) -> Call:
+    """Up to 10 ``(body, delay, group)`` entries; entry ids are their positions.
+
+    ``copy`` marks them as the store's own copies in a DLQ (``COPY_ATTRIBUTE``).
+    """
     batch: list[SendMessageBatchRequestEntryTypeDef] = []
     for i, (text, delay, group) in enumerate(entries):
         entry: SendMessageBatchRequestEntryTypeDef = {"Id": str(i), "MessageBody": text}
         route(entry, url, delay, group)
+        if copy:
+            entry["MessageAttributes"] = _COPY_MARK
         batch.append(entry)
     params: SendMessageBatchRequestTypeDef = {"QueueUrl": url, "Entries": batch}
     return Call("sqs", "send_message_batch", params)
@@ -257,8 +277,14 @@ def receive(url: str, limit: int, wait: int, visibility: int) -> Call:
             "SentTimestamp",
             "MessageGroupId",
         ],
+        "MessageAttributeNames": [COPY_ATTRIBUTE],
     }
     return Call("sqs", "receive_message", params)
+
+
+_COPY_MARK: dict[str, Any] = {
+    COPY_ATTRIBUTE: {"DataType": "String", "StringValue": DEAD_LETTER_COPY}
+}
 
 
 def delete(url: str, handle: str) -> Call:
