@@ -82,7 +82,7 @@ async def test_a_retried_job_that_dies_again_keeps_its_dead_letter_copy(
     for turn in range(3):  # each retry: the job runs at once, dies, and its copy stays
         retried_at = time.time()
         assert await store.retry(job.id, time.time())
-        await until(lambda: dead_since(queue, job.id, retried_at))
+        await until(lambda at=retried_at: dead_since(queue, job.id, at))  # type: ignore[misc]
         await until(lambda: asyncio.sleep(0, depth(sqs, dlq) >= 1))
         await asyncio.sleep(0.3)  # a sweep still under way would have taken it by now
         assert dlq_job_ids(sqs, dlq) == [job.id], f"after retry {turn + 1}"
