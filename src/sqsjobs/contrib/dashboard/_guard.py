@@ -1,10 +1,13 @@
 """Who may see the dashboard, and proof that an action was asked for by its own page.
 
-Three rules, applied to every request before any page or action runs:
+Three rules, applied to every request before any page or action runs (after the checks
+of ``_fence``: the Host a request is for, and an action's origin and size):
 
 1. ``auth`` (the host app's hook) decides per request; a refusal is a 403 and nothing
    else happens. Without a hook, anyone who reaches the app may read it: the CLI binds
    127.0.0.1 only, and a host app that mounts the dashboard is expected to give one.
+   "Reaches" means by one of the dashboard's own names: a page that rebinds its name to
+   127.0.0.1 is refused by ``_fence`` for the Host it sends, so it cannot read a token.
 2. A GET (or HEAD) never changes anything; every action is a POST, and a POST to a
    dashboard whose actions are off is refused (403), whatever it carries.
 3. Every POST carries a CSRF token tied to the browser's cookie. The cookie holds a
