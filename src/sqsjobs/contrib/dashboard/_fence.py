@@ -118,7 +118,7 @@ class Fence:
         """A 400 unless the request's ``Host`` is one this dashboard answers for."""
         value = request.headers.get("host")
         if value is None:
-            return 400, f"Bad Request: the request has no Host header; {ALLOW_HINT}."
+            return 400, "Bad Request: the request has no Host header; this dashboard needs one."
         found = split_host(value)
         if found is not None and (self.names is None or found[0] in self.names):
             return None
