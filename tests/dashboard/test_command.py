@@ -22,6 +22,8 @@ import pytest
 from sqsjobs.aws import SqsJobStore
 from tests.aws.emulator import shared_endpoint, unique_prefix
 
+from .conftest import csrf_token
+
 CLI = [sys.executable, "-m", "sqsjobs.cli"]
 URL = re.compile(r"Dashboard serving on (http://127\.0\.0\.1:\d+/) \((.+)\)")
 
@@ -107,6 +109,29 @@ def test_the_dashboard_command_answers_only_for_loopback_and_its_allowed_hosts(
         for host in (f"127.0.0.1:{port}", f"localhost:{port}", "ops.example.com", "jobs.internal"):
             page = httpx2.get(url, headers={"Host": host}, timeout=10)
             assert page.status_code == 200 and '<tr data-queue="default">' in page.text, host
+        assert stopped(process)[0] == 0
+
+
+def test_behind_a_proxy_that_passes_host_and_scheme_actions_work(
+    store_env: dict[str, str],
+) -> None:
+    """The documented nginx setup, as the command sees it: the browser's Host and Origin,
+    and ``X-Forwarded-Proto`` from the proxy on 127.0.0.1 (which uvicorn believes)."""
+    proxied = {"Host": "ops.example.com", "X-Forwarded-Proto": "https"}
+    args = ("dashboard", "--port", "0", "--actions", "--allowed-host", "ops.example.com")
+    with running(store_env, *args) as (process, url, _), httpx2.Client(base_url=url) as client:
+        page = client.get("dead", headers=proxied, timeout=10)
+        assert page.status_code == 200 and "Secure" in page.headers["set-cookie"]  # https seen
+        session = page.headers["set-cookie"].split(";")[0]
+        form = {"csrf_token": csrf_token(page.text), "queue": "", "name": ""}
+        browser = {**proxied, "Origin": "https://ops.example.com", "Cookie": session}
+        done = client.post("dead/redrive", data=form, headers=browser, timeout=10)
+        assert done.status_code == 303
+        assert done.headers["location"] == "/dead?done=redriven&n=0"
+        unproxied = {k: v for k, v in browser.items() if k != "X-Forwarded-Proto"}  # no scheme
+        refused = client.post("dead/redrive", data=form, headers=unproxied, timeout=10)
+        assert refused.status_code == 403
+        assert "Origin 'https://ops.example.com'" in refused.text
         assert stopped(process)[0] == 0
 
 
