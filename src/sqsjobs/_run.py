@@ -22,8 +22,10 @@ The timeout is the job's own when its producer passed one, else its handler's wh
 handler declares one (``HandlerDefaults.run_timeout``), else the record's default.
 
 Heartbeats run from the claim until the outcome is recorded, and a store write that
-raises is tried again while the lease holds (``_lease``); an outcome left unrecorded
-when the lease ends is the next claim's, and the log says what that claim will do.
+raises is tried again, the heartbeats holding the lease, until the store answers
+(``_lease``). Only a stop whose grace is over (then the job is released instead) or the
+invocation's deadline ends the tries; an outcome left unrecorded is the next claim's
+after the lease, and the log says what that claim will do.
 
 ``ctx.cancelled`` is set before the handler task is cancelled, so a handler's
 ``except CancelledError`` can already see why. Hooks run only after the store accepted
@@ -43,15 +45,15 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, Literal, NamedTuple
 
 from ._backoff import Backoff
 from ._errors import JobConfigError, JobFatalError, JobTimeoutError, describe_error
 from ._handlers import HandlerSpec, JobContext, JobRegistry, context_logger
-from ._lease import Lease, Written, cancelled
-from ._lifecycle import STOPPING_ERROR
+from ._lease import Lease, Write, Written
+from ._lifecycle import COMPLETED, STOPPING_ERROR, after_failure, after_release
 from ._limits import Deferral, HandlerLimits, Permits, defer_delay
 from ._log import Event, log_event
 from ._metrics import OFF, Metrics
@@ -137,20 +139,26 @@ class JobRun:
         )
 
     def interrupt(self, reason: Reason) -> None:
-        """Cancel the handler for ``reason``; the first reason given is the one that counts."""
+        """Cancel the handler for ``reason``; the first reason given is the one that counts.
+
+        A stop also reaches an outcome whose write is still being retried: the stop's
+        grace is over, so the job is released instead (``_lease``).
+        """
         if self.reason is None:
             self.reason = reason
+        if reason == "stop":
+            self.lease.stop()
         self.cancelled.set()
         if self._handler_task is not None:
             self._handler_task.cancel()
 
     async def execute(self) -> Outcome:
         """Run the job and record its outcome, heartbeating until the store has it."""
-        heartbeats = asyncio.ensure_future(self.lease.keep())
+        self.lease.hold()
         try:
             self.outcome = await self._outcome()
         finally:
-            heartbeats.cancel()
+            self.lease.let_go()
             await self.permits.free(self.settings.clock())
             self.observed.end(None if self.outcome is None else self.outcome.value, self.error)
         return self.outcome
@@ -224,7 +232,7 @@ class JobRun:
     async def _conclude(self, task: asyncio.Future[Any]) -> Outcome:
         """Record what the handler's ending calls for; an interruption's reason comes first."""
         if self.reason == "lease_lost":
-            return await self._lost("its lease was lost")
+            return self._lost(await self.lease.owner(), "its lease was lost")
         if self.reason in ("stop", "cutoff"):
             return await self._release(STOPPING_ERROR if self.reason == "stop" else CUTOFF_ERROR)
         if self.reason == "timeout":
@@ -244,9 +252,8 @@ class JobRun:
 
     async def _complete(self, result: Any) -> Outcome:
         job, store, now = self.job, self.settings.store, self.settings.clock()
-        missed = await self._record(
-            "completion", lambda: store.complete(job.id, self.token, now, result)
-        )
+        call = functools.partial(store.complete, job.id, self.token, now, result)
+        missed = await self._record(Write("completion", call, now, COMPLETED, self._stopping))
         if missed is not None:
             return missed
         self._log(logging.INFO, Event.COMPLETE, f"Completed job {job.name!r} ({job.id})")
@@ -262,9 +269,9 @@ class JobRun:
         now = settings.clock()
         retry_at = None if delay is None else now + delay
         message = describe_error(error)
-        missed = await self._record(
-            "failure", lambda: settings.store.fail(job.id, self.token, message, retry_at, now)
-        )
+        status, _ = after_failure(job.attempts, job.max_attempts, retry_at, now)
+        call = functools.partial(settings.store.fail, job.id, self.token, message, retry_at, now)
+        missed = await self._record(Write("failure", call, now, status, self._stopping))
         if missed is not None:
             return missed
         if delay is not None:
@@ -288,50 +295,72 @@ class JobRun:
         return Outcome.DEAD
 
     async def _release(self, why: str) -> Outcome:
+        missed = await self._record(self._releasing(why))
+        return self._released(why) if missed is None else missed
+
+    def _releasing(self, why: str, run_at: float | None = None) -> Write:
+        """Back to the queue (at once, or delayed until ``run_at``), the attempt not counted."""
         job, store, now = self.job, self.settings.store, self.settings.clock()
-        missed = await self._record("release", lambda: store.release(job.id, self.token, why, now))
-        if missed is not None:
-            return missed
+        status, _ = after_release(run_at, now)
+        if run_at is None:
+            call = functools.partial(store.release, job.id, self.token, why, now)
+            return Write("release", call, now, status)
+        call = functools.partial(store.release, job.id, self.token, why, now, run_at=run_at)
+        return Write("deferral", call, now, status)
+
+    def _stopping(self) -> Write:
+        """What an outcome still unrecorded when a stop's grace ends gives way to."""
+        return self._releasing(STOPPING_ERROR)
+
+    def _released(self, why: str, detail: str = "") -> Outcome:
+        job = self.job
         self._log(
             logging.INFO,
             Event.RELEASED,
-            f"Released job {job.name!r} ({job.id}) back to its queue: {why}",
+            f"Released job {job.name!r} ({job.id}) back to its queue: {why}{detail}",
             error=why,
         )
         return Outcome.RELEASED
 
     async def _defer(self, deferral: Deferral, level: int) -> Outcome:
         """Back to the queue, delayed a little, the attempt not counted: it may not start now."""
-        job, store, now = self.job, self.settings.store, self.settings.clock()
-        why, run_at = f"deferred: {deferral.why}", now + deferral.delay
-        missed = await self._record(
-            "deferral", lambda: store.release(job.id, self.token, why, now, run_at=run_at)
-        )
+        job = self.job
+        write = self._releasing(f"deferred: {deferral.why}", self.settings.clock() + deferral.delay)
+        missed = await self._record(write)
         if missed is not None:
             return missed
         message = f"Deferred job {job.name!r} ({job.id}) by {deferral.delay:.2f}s: {deferral.why}"
         self._log(level, Event.DEFERRED, message, delay=deferral.delay, limit=deferral.why)
         return Outcome.DEFERRED
 
-    async def _record(self, what: str, write: Callable[[], Awaitable[bool]]) -> Outcome | None:
+    async def _record(self, write: Write) -> Outcome | None:
         """None once the store accepted ``write``; else the outcome of a write that did not."""
-        written = await self.lease.write(what, write)
+        written = await self.lease.write(write)
         if written is Written.WRITTEN:
             return None
         if written is Written.UNRECORDED:
             return Outcome.UNRECORDED
-        if written is Written.LOST:
-            return await self._lost(f"its lease was lost while its {what} was being recorded")
-        return await self._lost(f"the store refused its {what}")
+        if written is Written.RELEASED:
+            why = self.lease.error or "the store had not answered"
+            return self._released(
+                STOPPING_ERROR,
+                f"; its {write.what} was not recorded within the stop's grace ({why}), "
+                "so it runs again, this attempt not counted",
+            )
+        if written is Written.LOST or (written is Written.CANCELLED and self.lease.lost.is_set()):
+            return self._lost(
+                written, f"its lease was lost while its {write.what} was being recorded"
+            )
+        return self._lost(written, f"the store refused its {write.what}")
 
-    async def _lost(self, why: str) -> Outcome:
+    def _lost(self, written: Written, why: str) -> Outcome:
         """Nothing recorded: an operator cancelled the job, or another claim owns it.
 
-        The store refuses both alike, so the record is read to tell which; only here,
-        never on the way to an outcome the store accepted.
+        The store refuses both alike; the lease read the record to tell which, only on
+        this way, never on the way to an outcome the store accepted.
         """
         job = self.job
-        if await cancelled(self.settings.store, job.id, self.settings.clock()):
+        if written is Written.CANCELLED:
             message = f"Job {job.name!r} ({job.id}) was cancelled while it ran: {why}"
             self._log(logging.INFO, Event.CANCELLED, message)
             return Outcome.CANCELLED

@@ -23,6 +23,10 @@ mix are fixed by its seed (which requests get them still depends on thread timin
 ``attempt=1`` (botocore numbers its retries), which makes a run fully deterministic.
 ``limit`` stops the faults after that many: with ``rate=1.0`` the next ``limit`` eligible
 requests fail and then the service recovers, outlasting botocore's retries on purpose.
+``body_contains`` narrows the eligible requests to those whose body has that text (one
+kind of ``UpdateItem`` and not another: a completion names ``completed_at``, a heartbeat
+does not), and ``first`` gives the first eligible requests these faults, in order,
+before the plan's own rule applies (a lost response, then throttling).
 Clients made with ``OBSERVER_CONFIG`` (a test reading what happened) are never faulted.
 """
 
@@ -43,7 +47,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from sqsjobs.testing import RequestCounter, WsgiApp, _service_action
+from sqsjobs.testing import RequestCounter, WsgiApp, _body, _service_action
 
 StartResponse = Callable[..., Any]
 
@@ -88,6 +92,8 @@ class FaultPlan:
     first_attempts: bool = False  # fault every first attempt instead of a random fraction
     limit: int | None = None  # inject at most this many faults, then let every request pass
     delay: float = 0.3  # how late a SLOW request is answered
+    body_contains: str | None = None  # only requests whose body has this text are eligible
+    first: tuple[Fault, ...] = ()  # the first eligible requests get these, in order
 
 
 class FaultInjector(RequestCounter):
@@ -165,19 +171,32 @@ class FaultInjector(RequestCounter):
                 return None
             if plan.actions is not None and action not in plan.actions:
                 return None
+            if plan.body_contains is not None and plan.body_contains not in _text(environ):
+                return None
             self.eligible[(service, action)] += 1
             if plan.limit is not None and self.injected.total() >= plan.limit:
                 return None
-            if plan.first_attempts:
-                attempt = str(environ.get("HTTP_AMZ_SDK_REQUEST", "attempt=1"))
-                hit = attempt.split(";")[0].strip() == "attempt=1"
-            else:
-                hit = self._random.random() < plan.rate
-            if not hit:
-                return None
-            fault = self._random.choice(plan.kinds)
-            self.injected[(service, action, fault)] += 1
+            fault = self._fault(plan, environ)
+            if fault is not None:
+                self.injected[(service, action, fault)] += 1
             return fault
+
+    def _fault(self, plan: FaultPlan, environ: dict[str, Any]) -> Fault | None:
+        """The fault for an eligible request: the next of ``first``, else the plan's rule."""
+        leading = self.injected.total()
+        if leading < len(plan.first):
+            return plan.first[leading]
+        if plan.first_attempts:
+            attempt = str(environ.get("HTTP_AMZ_SDK_REQUEST", "attempt=1"))
+            hit = attempt.split(";")[0].strip() == "attempt=1"
+        else:
+            hit = self._random.random() < plan.rate
+        return self._random.choice(plan.kinds) if hit else None
+
+
+def _text(environ: dict[str, Any]) -> str:
+    """The request's body as text, put back for whoever reads it next."""
+    return _body(environ).decode("utf-8", "replace")
 
 
 def _apply(app: WsgiApp, environ: dict[str, Any]) -> None:

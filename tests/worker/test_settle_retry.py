@@ -1,9 +1,10 @@
-"""Recording an outcome when the store call fails: tried again while the lease holds.
+"""Recording an outcome when the store call fails: tried again until the store answers.
 
 A completion (or failure, or release) whose store call raises after the client's own
-retries is not given up at once: the run tries the same write again with backoff,
-heartbeating meanwhile, until the store answers or the lease ends. Only then is the
-outcome left unrecorded, and the log says what the next claim will do with the job.
+retries is not given up: the run tries the same write again with backoff, heartbeating
+meanwhile at lease/3, so no other claim can take the job, however long the store takes.
+The tries end when the write is accepted, when the lease is found taken by another
+claim, or when the worker stops (``test_settle_stop``).
 """
 
 from __future__ import annotations
@@ -11,110 +12,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from typing import Any
 
 import pytest
 
-from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker, MemoryJobStore
-from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
+from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker, MemoryJobStore, _lease
 
 from ..support.clock import FakeClock
-from .conftest import Env
-from .watch import Watch
+from .flaky import FlakyWrites, Hooks, events, flaky_env
+from .watch import SAFETY_NET
 
-
-class Throttled(Exception):
-    """What a store call raises when its backend keeps refusing it."""
-
-
-class FlakyWrites(MemoryJobStore):
-    """Writes after a claim raise their first ``failures[name]`` times, as a throttled table.
-
-    ``advance`` moves the clock at every failure (time the failed call took);
-    ``refuse_heartbeats`` makes the lease look lost to another claim.
-    """
-
-    def __init__(
-        self, failures: dict[str, int], *, clock: Any, advance: float = 0.0, **options: Any
-    ) -> None:
-        super().__init__(clock=clock, **options)
-        self.failures = Counter(failures)
-        self.calls: list[tuple[str, tuple[Any, ...]]] = []
-        self.beats = 0
-        self.refuse_heartbeats = False
-        self._advance = advance
-        self._clock = clock
-        self.watch = Watch()
-
-    def _try(self, name: str, *arguments: Any) -> None:
-        self.calls.append((name, arguments))
-        self.watch.changed()
-        if self.failures[name] > 0:
-            self.failures[name] -= 1
-            if self._advance:
-                self._clock.advance(self._advance)
-            raise Throttled(f"{name}: ProvisionedThroughputExceededException: slow down")
-
-    def tries(self, name: str) -> list[tuple[Any, ...]]:
-        return [arguments for called, arguments in self.calls if called == name]
-
-    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
-        self._try("complete", job_id, lease_token, now, result)
-        return await super().complete(job_id, lease_token, now, result)
-
-    async def fail(
-        self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
-    ) -> bool:
-        self._try("fail", job_id, lease_token, error, retry_at, now)
-        return await super().fail(job_id, lease_token, error, retry_at, now)
-
-    async def release(self, job_id: str, lease_token: str, error: str, now: float) -> bool:
-        self._try("release", job_id, lease_token, error, now)
-        return await super().release(job_id, lease_token, error, now)
-
-    async def heartbeat(
-        self, job_id: str, lease_token: str, lease_until: float, now: float
-    ) -> bool:
-        self.beats += 1
-        if self.refuse_heartbeats:
-            return False
-        return await super().heartbeat(job_id, lease_token, lease_until, now)
-
-
-class Hooks:
-    def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-
-    def complete(self, job: Any) -> None:
-        self.calls.append(("complete", job.id))
-
-    def fail(self, job: Any, error: BaseException, will_retry: bool, delay: Any) -> None:
-        self.calls.append(("fail", job.id, will_retry))
-
-    def dead(self, job: Any, error: BaseException) -> None:
-        self.calls.append(("dead", job.id))
-
-    def worker(self, queue: JobQueue, handlers: Any, **options: Any) -> JobWorker:
-        return JobWorker(
-            queue,
-            handlers,
-            on_complete=self.complete,
-            on_fail=self.fail,
-            on_dead=self.dead,
-            **options,
-        )
-
-
-def events(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.__dict__.get("event") == event]
-
-
-def flaky_env(failures: dict[str, int], **options: Any) -> tuple[FakeClock, FlakyWrites, JobQueue]:
-    clock = FakeClock()
-    store = FlakyWrites(failures, clock=clock, **options)
-    backoff = Backoff(base=1.0, max=8.0, random=lambda: 1.0)
-    return clock, store, JobQueue(store, clock=clock, backoff=backoff)
+# Heartbeats the store served before the failing write may succeed: more than 3 leases.
+BEATS_FAILING = 3 * 3 + 1
 
 
 async def test_a_completion_refused_by_a_throttled_store_is_retried_on_the_final_attempt(
@@ -181,121 +90,131 @@ async def test_a_dead_letter_refused_by_a_throttled_store_is_recorded_once() -> 
     assert hooks.calls == [("fail", job.id, False), ("dead", job.id)]
 
 
-@pytest.mark.parametrize(
-    ("max_attempts", "then"),
-    [
-        (2, "the next claim after its lease runs it again (this was attempt 1 of 2)"),
-        (1, "this was its final attempt (1 of 1): the next claim after its lease dead-letters it"),
-    ],
-)
-async def test_when_the_lease_ends_first_nothing_is_recorded_and_the_log_says_what_follows(
-    caplog: pytest.LogCaptureFixture, max_attempts: int, then: str
-) -> None:
-    # Each failed call takes 20 of the lease's 30 seconds (on the injected clock).
-    clock, store, queue = flaky_env({"complete": 1_000}, advance=20.0)
-    job = (await queue.enqueue("report.build", max_attempts=max_attempts, lease=30.0)).job
-    hooks = Hooks()
-    with caplog.at_level(logging.INFO, logger="sqsjobs"):
-        assert await hooks.worker(queue, {"report.build": lambda ctx: "ok"}).run_once()
-    assert len(store.tries("complete")) == 2 and hooks.calls == []
-    held = await queue.get(job.id)
-    assert held is not None and (held.status, held.attempts) == (JobStatus.RUNNING, 1)
-    [gave_up] = [r for r in events(caplog, "jobs.worker.run_failed") if r.levelno == logging.ERROR]
-    assert gave_up.getMessage() == (
-        f"Could not record the completion of job 'report.build' ({job.id}) within its lease: "
-        f"Throttled: complete: ProvisionedThroughputExceededException: slow down; {then}"
+def real_clock_env(**options: Any) -> tuple[FlakyWrites, JobQueue]:
+    store = FlakyWrites(
+        {"complete": 10_000},
+        clock=time.time,
+        recover=lambda s: len(s.beats) >= BEATS_FAILING,
+        **options,
     )
-    assert events(caplog, "jobs.complete") == []
-    store.failures.clear()
-    clock.advance(1.0)
-    again = await JobWorker(queue, {"report.build": lambda ctx: "ok"}).run_once()
-    after = await queue.get(job.id)
-    assert after is not None
-    if max_attempts == 1:  # what the log line said: the next claim dead-letters it
-        assert not again
-        assert (after.status, after.last_error) == (JobStatus.DEAD, LEASE_EXPIRED_ERROR)
-    else:  # the next claim runs it again
-        assert again and (after.status, after.attempts) == (JobStatus.COMPLETED, 2)
+    return store, JobQueue(store)
 
 
-async def test_heartbeats_hold_the_lease_while_the_write_is_retried_within_one_lease() -> None:
-    """On real clocks the retries stop when the lease they started in ends, though
-    heartbeats keep extending it: a write refused for good cannot hold a slot forever."""
-    store = FlakyWrites({"complete": 1_000}, clock=time.time)
-    queue = JobQueue(store)
-    job = (await queue.enqueue("thumbnail.make", lease=1.2)).job
-    worker = JobWorker(queue, {"thumbnail.make": lambda ctx: "ok"})
-    started = time.monotonic()
-    assert await worker.run_once()
-    elapsed = time.monotonic() - started
-    assert 0.8 < elapsed < 3.0
-    assert store.beats >= 2  # lease / 3 = 0.4 s apart, during the retries
-    held = await queue.get(job.id)
-    assert held is not None and held.status is JobStatus.RUNNING and held.lease_until is not None
-    assert held.lease_until.timestamp() > time.time()  # still held by the last heartbeat
+@pytest.mark.parametrize("kind", ["async", "sync"])
+async def test_a_completion_failing_for_three_leases_is_recorded_and_runs_nowhere_else(
+    caplog: pytest.LogCaptureFixture, kind: str
+) -> None:
+    """Heartbeats hold the lease while the write fails, lease after lease: a worker
+    serving the same store meanwhile never claims the job, and it completes once."""
+    store, queue = real_clock_env()
+    job = (
+        await queue.enqueue("invoice.render", {"client": "Café Ümlaut"}, max_attempts=1, lease=0.9)
+    ).job
+    runs: list[str] = []
+
+    def render(ctx: JobContext) -> str:
+        runs.append(ctx.job.id)
+        return f"rendered for {ctx.payload['client']}"
+
+    async def render_async(ctx: JobContext) -> str:
+        return render(ctx)
+
+    hooks = Hooks()
+    worker = hooks.worker(queue, {"invoice.render": render if kind == "sync" else render_async})
+    elsewhere: list[str] = []
+    other = JobWorker(queue, {"invoice.render": lambda ctx: elsewhere.append(ctx.job.id)})
+    other.start()
+    try:
+        with caplog.at_level(logging.INFO, logger="sqsjobs"):
+            assert await worker.run_once()
+    finally:
+        await other.stop(grace=1.0)
+    done = await queue.get(job.id)
+    assert done is not None
+    assert (done.status, done.attempts, done.result) == (
+        JobStatus.COMPLETED,
+        1,
+        "rendered for Café Ümlaut",
+    )
+    assert runs == [job.id] and elsewhere == [] and hooks.calls == [("complete", job.id)]
+    assert len(store.beats) >= BEATS_FAILING and all(store.beats)  # never stopped, never lost
+    tries = store.tries("complete")
+    assert len(tries) >= 3 and all(t == tries[0] for t in tries)
+    assert events(caplog, "jobs.dead") == [] and len(events(caplog, "jobs.complete")) == 1
+    failed = events(caplog, "jobs.worker.run_failed")
+    assert failed and {r.levelno for r in failed} == {logging.WARNING}
 
 
-async def test_a_heartbeat_refused_during_the_retries_stops_them_and_records_nothing(
+async def test_failures_are_logged_first_three_then_every_tenth(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_lease, "WRITE_RETRY", Backoff(base=0.001, max=0.002))
+    _, store, queue = flaky_env({"complete": 25})
+    job = (await queue.enqueue("sitemap.build", {"site": "example.org"})).job
+    with caplog.at_level(logging.INFO, logger="sqsjobs"):
+        assert await JobWorker(queue, {"sitemap.build": lambda ctx: "built"}).run_once()
+    done = await queue.get(job.id)
+    assert done is not None and done.status is JobStatus.COMPLETED
+    assert len(store.tries("complete")) == 26
+    logged = events(caplog, "jobs.worker.run_failed")
+    assert [r.__dict__["failures"] for r in logged] == [1, 2, 3, 10, 20]
+    assert {r.levelno for r in logged} == {logging.WARNING}
+    assert "from now on every 10th failure is logged" in logged[2].getMessage()
+
+
+async def test_a_heartbeat_refused_by_the_completions_own_applied_write_counts_as_written(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    _, store, queue = flaky_env({"complete": 1_000})
-    job = (await queue.enqueue("feed.sync", lease=0.3)).job
-    store.refuse_heartbeats = True  # another claim owns it: the next beat says so
+    """The first completion took effect but raised (its response lost), and the next
+    tries fail: the completed record refuses the next heartbeat. The memory store answers
+    the repeated write with a refusal; the record read then shows the run's own write
+    (its status and ``updated_at``), so the completion counts as written, not lost."""
+    store = FlakyWrites(
+        {"complete": 10_000},
+        clock=time.time,
+        applied=frozenset({"complete"}),
+        recover=lambda s: False in s.beats,
+    )
+    queue = JobQueue(store)
+    job = (await queue.enqueue("receipt.mail", {"to": "zoë@example.org"}, lease=0.6)).job
     hooks = Hooks()
-    started = time.monotonic()
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
-        assert await hooks.worker(queue, {"feed.sync": lambda ctx: "ok"}).run_once()
-    assert time.monotonic() - started < 2.0
-    assert hooks.calls == [] and store.beats >= 1
+        assert await hooks.worker(queue, {"receipt.mail": lambda ctx: "sent"}).run_once()
+    done = await queue.get(job.id)
+    assert done is not None and (done.status, done.result) == (JobStatus.COMPLETED, "sent")
+    assert store.beats[-1] is False  # refused by the record our own write left
+    assert hooks.calls == [("complete", job.id)]
+    assert len(events(caplog, "jobs.complete")) == 1 and events(caplog, "jobs.lease_lost") == []
+
+
+async def test_a_lease_taken_by_another_claim_during_the_retries_records_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The lease lapsed (the clock jumped past it) and another worker claimed the job:
+    the next heartbeat is refused, one more try of the write fails, and the record read
+    shows the other claim. Nothing is recorded and no hook runs."""
+    clock = FakeClock()
+    store = FlakyWrites({"complete": 10_000}, clock=clock)
+    queue = JobQueue(store, clock=clock)
+    job = (await queue.enqueue("feed.sync", {"feed": "ñandú"}, lease=0.3, max_attempts=2)).job
+    hooks = Hooks()
+    worker = hooks.worker(queue, {"feed.sync": lambda ctx: "ok"})
+    with caplog.at_level(logging.INFO, logger="sqsjobs"):
+        running = asyncio.ensure_future(worker.run_once())
+        await store.watch.until(lambda: len(store.tries("complete")) >= 2)
+        clock.advance(60.0)  # the lease lapses; nothing awaits before the other claim
+        [taken] = await store.claim("default", "worker-other", clock(), limit=1)
+        assert await asyncio.wait_for(running, SAFETY_NET)
+    assert False in store.beats
+    assert taken.id == job.id and taken.attempts == 2 and hooks.calls == []
     [lost] = events(caplog, "jobs.lease_lost")
     assert lost.getMessage() == (
         f"Job 'feed.sync' ({job.id}) belongs to another claim: "
         "its lease was lost while its completion was being recorded"
     )
     assert [r for r in events(caplog, "jobs.worker.run_failed") if r.levelno >= logging.ERROR] == []
-
-
-async def test_stop_ends_a_write_being_retried_within_twice_its_grace_and_releases_the_job(
-    env: Env,
-) -> None:
-    store = FlakyWrites({"complete": 1_000}, clock=env.clock)
-    queue = JobQueue(store, clock=env.clock)
-    job = (await queue.enqueue("video.transcode")).job
-    hooks = Hooks()
-    worker = hooks.worker(queue, {"video.transcode": lambda ctx: "ok"})
-    worker.start()
-    await store.watch.until(lambda: len(store.tries("complete")) > 0)
-    started = time.monotonic()
-    await worker.stop(grace=0.25)
-    assert time.monotonic() - started < 0.25 * 2 + 0.5
-    released = await queue.get(job.id)
-    assert released is not None
-    assert (released.status, released.attempts, released.last_error) == (
-        JobStatus.QUEUED,
-        0,
-        "worker is stopping",
-    )
-    assert hooks.calls == [] and worker.state.in_flight == 0
-
-
-async def test_a_release_refused_by_a_throttled_store_is_retried(env: Env) -> None:
-    store = FlakyWrites({"release": 2}, clock=env.clock)
-    queue = JobQueue(store, clock=env.clock)
-    job = (await queue.enqueue("index.rebuild")).job
-    started = asyncio.Event()
-
-    async def long(ctx: JobContext) -> None:
-        started.set()
-        await asyncio.sleep(30)
-
-    worker = JobWorker(queue, {"index.rebuild": long})
-    worker.start()
-    await started.wait()
-    assert worker.state.in_flight == 1
-    await worker.stop(grace=2.0)  # the handler ignores nothing: the release follows at once
-    released = await queue.get(job.id)
-    assert released is not None and (released.status, released.attempts) == (JobStatus.QUEUED, 0)
-    assert len(store.tries("release")) == 3
+    held = await queue.get(job.id)
+    assert held is not None and (held.status, held.locked_by) == (JobStatus.RUNNING, "worker-other")
 
 
 async def test_a_run_raising_outside_its_handler_logs_what_the_next_claim_does(
