@@ -145,6 +145,29 @@ async def test_a_completion_failing_for_three_leases_is_recorded_and_runs_nowher
     assert failed and {r.levelno for r in failed} == {logging.WARNING}
 
 
+class SlowFirstTry(FlakyWrites):
+    """The first completion is answered only after four heartbeats: a call that botocore
+    keeps retrying for longer than the lease."""
+
+    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
+        if not self.tries("complete"):
+            self.calls.append(("slow complete", (job_id, lease_token, now)))
+            await self.watch.until(lambda: len(self.beats) >= 4)
+        return await super().complete(job_id, lease_token, now, result)
+
+
+async def test_heartbeats_go_on_while_one_try_outlasts_the_lease() -> None:
+    store = SlowFirstTry({}, clock=time.time)
+    queue = JobQueue(store)
+    job = (await queue.enqueue("audit.export", {"tenant": "nuuk-4"}, lease=0.6)).job
+    hooks = Hooks()
+    assert await hooks.worker(queue, {"audit.export": lambda ctx: "exported"}).run_once()
+    done = await queue.get(job.id)
+    assert done is not None and (done.status, done.result) == (JobStatus.COMPLETED, "exported")
+    assert len(store.beats) >= 4 and all(store.beats)  # during the one slow try
+    assert hooks.calls == [("complete", job.id)]
+
+
 async def test_failures_are_logged_first_three_then_every_tenth(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

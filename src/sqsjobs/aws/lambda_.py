@@ -16,7 +16,10 @@ not named in ``batchItemFailures``, so a message is named unless its job reached
 Standard queues run the batch's records concurrently; FIFO queues run them in order and
 stop at the first record that does not finish, naming it and every record after it.
 A job's timeout is capped by the invocation's remaining time less ``safety_margin``; a
-job cut off there is released (the attempt is not counted), never lost.
+job cut off there is released (the attempt is not counted), never lost. That deadline
+also ends the tries of an outcome's write that keeps failing (heartbeats hold the lease
+until then, ``sqsjobs._lease``): the record is left to the next claim after its lease,
+and the message is named, so it comes back.
 
 The module loads boto3 only: the handler works through a Lambda-mode store over the
 given store's state (``store.sqs_store.lambda_mode``; the store passed in is left as it
