@@ -5,7 +5,8 @@ patched in by the ``recorder`` fixture) that names one of a deployed stack's res
 while a role's window is open; the emulator's request counter says what was served in
 that window, so a request that went around the transports would show up as a mismatch.
 ``Deployed.granted`` reads a role's managed policy back from the emulator's IAM, with
-every reference resolved, for comparison.
+every reference resolved, for comparison; ``Deployed.request`` turns a request into
+what IAM evaluates (``tests/infra/iam.py``), since the emulator enforces no policy.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ import boto3  # type: ignore[import-untyped]
 from sqsjobs.aws.wire.protocol import Call
 from sqsjobs.testing import RequestCounts
 from tests.aws.emulator import COUNTER
+
+from .iam import Context, Request, dynamodb_context
+
+TABLE_KEY = "pk"  # the job table's partition key
 
 # Batch calls are authorised by their single-message action.
 BATCH_ACTIONS = {
@@ -117,14 +122,31 @@ class Deployed:
             return self.stack_id
         return None
 
-    def granted(self, policy: str) -> list[Grant]:
-        """The (action, resource) pairs of the deployed ``{policy}PolicyArn``."""
+    def statements(self, policy: str) -> list[dict[str, Any]]:
+        """The statements of the deployed ``{policy}PolicyArn``, every reference resolved."""
         iam = boto3.client("iam", endpoint_url=self.endpoint)
         arn = self.outputs[f"{policy}PolicyArn"]
         version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
         document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]
+        return list(document["Document"]["Statement"])
+
+    def request(self, sent: Sent) -> Request:
+        """``sent`` as IAM authorises it: its action, resource and condition keys."""
+        context: Context = {}
+        if sent.service == "dynamodb":
+            context = dynamodb_context(sent.action, sent.params, TABLE_KEY)
+        return Request(iam_action(sent.service, sent.action), sent.resource, context)
+
+    def sent(self, call: Call) -> Sent:
+        """A call built here (not sent) as the recorder would have noted it."""
+        resource = self.resource(call)
+        assert resource is not None, call
+        return Sent(call.service, action_name(call.operation), resource, call.params)
+
+    def granted(self, policy: str) -> list[Grant]:
+        """The (action, resource) pairs of the deployed ``{policy}PolicyArn``."""
         grants: list[Grant] = []
-        for statement in document["Document"]["Statement"]:
+        for statement in self.statements(policy):
             assert set(statement) <= {"Sid", "Effect", "Action", "Resource", "Condition"}
             assert statement["Effect"] == "Allow"
             grants += [

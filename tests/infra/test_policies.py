@@ -15,26 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-import uuid
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner, Result
 
-from sqsjobs import (
-    Cron,
-    EnqueueRequest,
-    Job,
-    JobContext,
-    JobQueue,
-    JobStatus,
-    JobWorker,
-    SyncJobQueue,
-)
+from sqsjobs import Cron, EnqueueRequest, JobQueue, JobStatus, JobWorker, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_cron_handler, make_lambda_handler, make_reconcile_handler
 from sqsjobs.aws.transports.aio import AioTransport
@@ -46,12 +33,24 @@ from sqsjobs.infra import deploy_stack
 from tests.lambda_.conftest import Context, receive_event
 
 from .calls import Deployed, Grant, Recorder, Usage, iam_action
-from .support import load_template, sample_job
+from .iam import allowed
+from .role_jobs import (
+    LEASE,
+    Ledger,
+    aged_clock,
+    aged_store,
+    attachment,
+    eventually,
+    minute_turning,
+    worker_jobs,
+    write_without_message,
+)
+from .support import load_template
 
 pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
 
 ROLES = ("Producer", "Worker", "Reader", "Operator")
-LEASE = 5.0
+ITEM_WRITES = {"dynamodb:PutItem", "dynamodb:UpdateItem"}  # the only ones any role has
 
 
 @pytest.fixture
@@ -86,9 +85,13 @@ def assert_policy_is_what_was_sent(stack: Deployed, role: str, usage: Usage) -> 
     assert served == {(s.service, s.action) for s in usage.sent}
     granted = stack.granted(role)
     assert {(g.action, g.resource) for g in granted} == usage.grants()
+    # Each request, with its condition keys, is one the policy allows (as IAM evaluates
+    # it, ``iam.py``), and each condition admits no more than the requests sent.
+    statements = stack.statements(role)
+    assert [s for s in usage.sent if not allowed(statements, stack.request(s))] == []
     for grant in granted:
         if grant.condition is not None:
-            assert normalized(grant.condition) == condition_for(usage, grant)
+            assert normalized(grant.condition) == condition_for(stack, usage, grant)
 
 
 def normalized(node: Any) -> Any:
@@ -98,33 +101,35 @@ def normalized(node: Any) -> Any:
     return sorted(node) if isinstance(node, list) else node
 
 
-def condition_for(usage: Usage, grant: Grant) -> dict[str, Any]:
-    """The attribute condition that admits exactly the ``grant``'s calls, as sent."""
+def kind(key: str) -> str:
+    """The pattern of a kind of item, from one key of it: ``limit#rate/x#0`` → ``limit#*``."""
+    return key.split("#", 1)[0] + "#*"
+
+
+def condition_for(stack: Deployed, usage: Usage, grant: Grant) -> dict[str, Any]:
+    """The condition that admits exactly the ``grant``'s calls, as sent: the kinds of
+    item they write and, where the policy limits these, the attributes they name and
+    what they ask back."""
     calls = [s for s in usage.sent if s.grant == (grant.action, grant.resource)]
-    assert grant.action == "dynamodb:UpdateItem" and calls
-    attributes: set[str] = set()
-    returns: set[str] = set()
-    for sent in calls:
-        attributes |= set(sent.params["Key"]) | set(
-            sent.params["ExpressionAttributeNames"].values()
-        )
-        returns.add(sent.params.get("ReturnValues", "NONE"))
-    (returned,) = returns
-    return {
-        "ForAllValues:StringEquals": {"dynamodb:Attributes": sorted(attributes)},
-        "StringEquals": {"dynamodb:ReturnValues": returned},
+    assert grant.action in ITEM_WRITES and calls, grant
+    contexts = [stack.request(sent).context for sent in calls]
+
+    def union(key: str) -> list[str]:
+        return sorted({value for context in contexts for value in context[key] or ()})
+
+    leading = sorted({kind(key) for key in union("dynamodb:leadingkeys")})
+    expected: dict[str, Any] = {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": leading},
     }
-
-
-def eventually(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> Awaitable[None]:
-    async def wait() -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-            await asyncio.sleep(0.05)
-
-    return wait()
+    assert grant.condition is not None
+    if "ForAllValues:StringEquals" in grant.condition:  # the producers' re-send
+        attributes = union("dynamodb:attributes")
+        (returned,) = union("dynamodb:returnvalues")
+        expected |= {
+            "ForAllValues:StringEquals": {"dynamodb:Attributes": attributes},
+            "StringEquals": {"dynamodb:ReturnValues": returned},
+        }
+    return expected
 
 
 # -- producers ----------------------------------------------------------------------------
@@ -150,6 +155,9 @@ async def test_producers_send_what_the_producer_policy_grants(
                 # An urgent job: a second copy goes to the priority lane.
                 + [EnqueueRequest("mail.send", {"n": 5}, priority=7)]
             )
+            # A long payload: written first to a body item of its own, read back from it.
+            scanned = await queue.enqueue("mail.send", attachment(seed=7), tenant="acme")
+            assert await queue.get(scanned.job.id) == scanned.job
             blocking.enqueue("report.build", {"month": "2031-02"}, delay=120.5, tenant="globex")
             blocking.enqueue_many([EnqueueRequest("report.build", {"week": w}) for w in (6, 7)])
             assert await queue.get(first.job.id) == first.job
@@ -170,73 +178,11 @@ async def test_producers_send_what_the_producer_policy_grants(
 # -- workers ------------------------------------------------------------------------------
 
 
-class Ledger:
-    """How each job ended, by name, as the worker's hooks tell it."""
-
-    def __init__(self) -> None:
-        self.finished: dict[str, str] = {}  # job name -> completed / dead
-        self.dead: set[str] = set()  # job ids
-
-    def handlers(self) -> dict[str, Callable[[JobContext], Any]]:
-        async def ok(ctx: JobContext) -> int:
-            return ctx.attempt
-
-        async def flaky(ctx: JobContext) -> str:
-            if ctx.attempt == 1:
-                raise RuntimeError("the mail server said 451, try again")
-            return "sent on the second try"
-
-        async def doomed(ctx: JobContext) -> None:
-            raise RuntimeError("card declined: expired")
-
-        async def long(ctx: JobContext) -> str:
-            assert await ctx.heartbeat()
-            return "kept its lease"
-
-        async def tick(ctx: JobContext) -> None:
-            return None
-
-        return {"ok": ok, "flaky": flaky, "doomed": doomed, "long": long, "tick": tick}
-
-    def on_complete(self, job: Job) -> None:
-        self.finished[job.name] = "completed"
-
-    def on_dead(self, job: Job, error: BaseException) -> None:
-        self.finished[job.name] = "dead"
-        self.dead.add(job.id)
-
-
-def worker_jobs() -> list[EnqueueRequest]:
-    return [
-        EnqueueRequest("ok", {"n": 1}, lease=LEASE),
-        # Urgent jobs: the worker claims them from the priority lane, where their
-        # heartbeat, retry and completion act on the lane's messages.
-        EnqueueRequest("flaky", {"to": "zoë@example.com"}, lease=LEASE, priority=3),
-        EnqueueRequest("doomed", {"card": "…4242"}, lease=LEASE, max_attempts=1),
-        EnqueueRequest("long", None, lease=LEASE, tenant="acme", priority=3),
-    ]
-
-
-def write_without_message(stack: Deployed) -> None:
-    """A record whose producer died before its send: the reconciler's to repair."""
-    written = datetime.fromtimestamp(time.time() - 5.0, UTC)
-    job = sample_job(uuid.uuid4().hex).model_copy(
-        update={"created_at": written, "updated_at": written, "run_at": written}
-    )
-    item = item_from_job(job, None, DEFAULT_SHARDS)
-    boto3.client("dynamodb", endpoint_url=stack.endpoint).put_item(TableName=stack.table, Item=item)
-
-
-def minute_turning(seconds: float) -> Callable[[], float]:
-    """A clock whose next minute starts ``seconds`` from now, so a cron tick comes soon."""
-    offset = 60.0 - time.time() % 60.0 - seconds
-    return lambda: time.time() + offset
-
-
 async def test_workers_and_the_lambda_handlers_send_what_the_worker_policy_grants(
     stack: Deployed, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     setup = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint)
+    aged = aged_store(stack)
     try:
         producer = JobQueue(setup)
         await producer.enqueue_many(
@@ -249,16 +195,20 @@ async def test_workers_and_the_lambda_handlers_send_what_the_worker_policy_grant
         sqs = boto3.client("sqs", endpoint_url=stack.endpoint)
         event = receive_event(sqs, stack.queue_url, 3)  # as Lambda's poller does
         await producer.enqueue_many(worker_jobs())
+        # Enqueued long ago: its claim must extend its body.
+        await JobQueue(aged, clock=aged_clock).enqueue("aged", attachment(seed=3), lease=LEASE)
         write_without_message(stack)
     finally:
         await setup.aclose()
+        await aged.aclose()
     ledger = Ledger()
     with recorder.role() as usage:
         store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint, wait_time=1.0)
         try:
+            queue = JobQueue(store)
             worker = JobWorker(
-                JobQueue(store),
-                ledger.handlers(),
+                queue,
+                ledger.registry(queue),
                 concurrency=4,
                 on_complete=ledger.on_complete,
                 on_dead=ledger.on_dead,
@@ -266,13 +216,9 @@ async def test_workers_and_the_lambda_handlers_send_what_the_worker_policy_grant
                 clock=minute_turning(1.0),
             )
             worker.start()
-            names = {
-                "ok": "completed",
-                "flaky": "completed",
-                "doomed": "dead",
-                "long": "completed",
-                "tick": "completed",
-            }
+            names = dict.fromkeys(["ok", "flaky", "long", "tick", "capped"], "completed")
+            names |= dict.fromkeys(["fan_out", "archive", "aged"], "completed")
+            names["doomed"] = "dead"
             await eventually(lambda: ledger.finished == names, "every job and a cron tick")
             await worker.stop()
             report = await store.reconcile(grace=0)  # the pass ``sqsjobs worker`` runs
@@ -341,8 +287,10 @@ def cli(stack: Deployed, *args: str, env: bool = False) -> Result:
 
 
 async def operator_jobs(stack: Deployed) -> dict[str, str]:
-    """The ids of two dead jobs (with their DLQ copies), a completed and a waiting one."""
+    """The ids of two dead jobs (with their DLQ copies), a completed and a waiting one;
+    and a job enqueued long ago and never claimed, whose body ``reconcile`` extends."""
     store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint, wait_time=1.0)
+    aged = aged_store(stack)
     ledger = Ledger()
     try:
         queue = JobQueue(store)
@@ -363,8 +311,10 @@ async def operator_jobs(stack: Deployed) -> dict[str, str]:
         await eventually(lambda: len(ledger.dead) == 2, "both dead jobs")
         await worker.stop()
         waiting = await queue.enqueue("ok", {"order": 4}, delay=3600.25)
+        await JobQueue(aged, clock=aged_clock).enqueue("ok", attachment(seed=5))
     finally:
         await store.aclose()
+        await aged.aclose()
     return {
         "dead": made[0].job.id,
         "redriven": made[1].job.id,

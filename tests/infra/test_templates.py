@@ -16,6 +16,7 @@ import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
 from sqsjobs.aws.wire.items import (
+    BODY_PREFIX,
     DEFAULT_SHARDS,
     INDEX,
     INDEX_PROJECTION,
@@ -24,11 +25,14 @@ from sqsjobs.aws.wire.items import (
     TTL_ATTRIBUTE,
     item_from_job,
     job_key,
+    job_pk,
 )
+from sqsjobs.aws.wire.slots import slot_pk
 from sqsjobs.aws.wire.sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
 from sqsjobs.infra import TEMPLATES
 from sqsjobs.infra._deploy import PROTECTED, stack_policy
 
+from .iam import like
 from .support import load_template, references, resources, sample_job
 
 MAIN = load_template("sqsjobs")
@@ -468,16 +472,56 @@ def test_each_role_gets_its_actions(template: dict[str, Any], policy: str) -> No
 def test_the_producers_update_touches_only_what_a_resend_writes_and_reads(
     template: dict[str, Any],
 ) -> None:
-    (update,) = [s for s in statements(template, "ProducerPolicy") if "Condition" in s]
+    """A record's key, ``resent_at`` and ``updated_at``: never its ``status``."""
+    (update,) = [
+        s for s in statements(template, "ProducerPolicy") if "UpdateItem" in str(s["Action"])
+    ]
     assert update["Action"] == "dynamodb:UpdateItem"
     assert update["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["job#*"]},
         "ForAllValues:StringEquals": {
-            "dynamodb:Attributes": [*job_key("x"), RESENT_AT, "status", "updated_at"]
+            "dynamodb:Attributes": [*job_key("x"), RESENT_AT, "updated_at"]
         },
         "StringEquals": {"dynamodb:ReturnValues": "NONE"},
     }
-    others = [s for s in statements(template, "ProducerPolicy") if s is not update]
-    assert "dynamodb:UpdateItem" not in str([s["Action"] for s in others])
+
+
+# The kinds of item each role may write, by partition key (dynamodb:LeadingKeys).
+KINDS = ["job#*", "body#*", "limit#*"]
+WRITES = {
+    "ProducerPolicy": {"dynamodb:PutItem": ["job#*", "body#*"], "dynamodb:UpdateItem": ["job#*"]},
+    "WorkerPolicy": {"dynamodb:PutItem": KINDS, "dynamodb:UpdateItem": KINDS},
+    "ReaderPolicy": {},
+    "OperatorPolicy": {"dynamodb:UpdateItem": ["job#*", "body#*"]},
+}
+ITEM_WRITES = {
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+}
+
+
+@BOTH
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_each_role_writes_only_the_kinds_of_item_it_needs(
+    template: dict[str, Any], policy: str
+) -> None:
+    found: dict[str, list[str]] = {}
+    for statement in statements(template, policy):
+        for action in ITEM_WRITES.intersection(_listed(statement["Action"])):
+            condition = statement["Condition"]["ForAllValues:StringLike"]
+            found[action] = condition["dynamodb:LeadingKeys"]
+    assert found == WRITES[policy]
+
+
+def test_each_kind_s_pattern_matches_its_items_keys_and_no_other_kind_s() -> None:
+    keys = {
+        "job#*": job_pk("3f9c2a"),
+        "body#*": f"{BODY_PREFIX}3f9c2a#9d41e07b5c2a8f16",  # a body's key: {id}#{nonce}
+        "limit#*": slot_pk("concurrency/mail.send/acme", 7),
+    }
+    assert {(p, k) for p in KINDS for k in keys.values() if like(p, k)} == set(keys.items())
 
 
 @BOTH

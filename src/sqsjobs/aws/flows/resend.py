@@ -30,6 +30,4 @@ def message_overdue(stored: Stored, now: float, after: float) -> bool:
 
 def mark_resent(table: str, stored: Stored, now: float) -> Call:
     """The conditional write that claims a re-send of ``stored``'s message for this caller."""
-    return dynamo.mark_resent(
-        table, stored.job.id, stored.job.status, stored.updated_at, stored.resent_at, now
-    )
+    return dynamo.mark_resent(table, stored.job.id, stored.updated_at, stored.resent_at, now)

@@ -321,25 +321,20 @@ def get(table: str, job_id: str) -> Call:
 
 
 def mark_resent(
-    table: str,
-    job_id: str,
-    status: JobStatus,
-    updated_at: float,
-    resent_at: float | None,
-    now: float,
+    table: str, job_id: str, updated_at: float, resent_at: float | None, now: float
 ) -> Call:
     """Note a re-send, if the record has not moved since it was read.
 
     ``updated_at`` and ``resent_at`` are the stored numbers (``Stored``), never values
-    that went through a datetime. Conditioning on ``resent_at`` too makes re-senders
-    that read the same record (the reconciler, duplicate producers) send once between
-    them: the first write changes it and the others are refused.
+    that went through a datetime. Every status change and heartbeat writes
+    ``updated_at``, so finding it unchanged is finding the status unchanged; the request
+    names no ``status`` at all, so that the producers' IAM grant for it (which must list
+    every attribute a request names, compared or set: ``dynamodb:Attributes``) cannot
+    change a status. Conditioning on ``resent_at`` too makes re-senders that read the
+    same record (the reconciler, duplicate producers) send once between them: the first
+    write changes it and the others are refused.
     """
-    values = {
-        ":status": text(status.value),
-        ":updated_at": number(updated_at),
-        ":now": number(now),
-    }
+    values = {":updated_at": number(updated_at), ":now": number(now)}
     if resent_at is None:
         unsent = "attribute_not_exists(#resent_at)"
     else:
@@ -349,6 +344,6 @@ def mark_resent(
         table,
         job_id,
         sets={"resent_at": ":now"},
-        condition=f"#status = :status AND #updated_at = :updated_at AND {unsent}",
+        condition=f"#updated_at = :updated_at AND {unsent}",
         values=values,
     )
