@@ -55,14 +55,14 @@ UNTAGGABLE = {"AWS::IAM::ManagedPolicy", "AWS::SQS::QueuePolicy", "AWS::Lambda::
 PRODUCER_ACTIONS = {
     "dynamodb:GetItem",  # get
     "dynamodb:PutItem",  # enqueue, enqueue_many (conditional puts)
-    "dynamodb:UpdateItem",  # a duplicate re-sending an overdue message: resent_at only
+    "dynamodb:UpdateItem",  # a duplicate re-sending an overdue message: resent_at and updated_at
     "sqs:SendMessage",  # also SendMessageBatch
     "cloudformation:DescribeStacks",  # SqsJobStore.from_stack
 }
 WORKER_ACTIONS = {
     "dynamodb:BatchGetItem",  # the reconciler's records; payloads kept in body items
     "dynamodb:GetItem",
-    "dynamodb:PutItem",  # cron ticks
+    "dynamodb:PutItem",  # cron ticks, handlers' follow-up jobs, limit slots
     "dynamodb:Query",  # the reconciler's stale pass
     "dynamodb:UpdateItem",
     "sqs:ChangeMessageVisibility",
