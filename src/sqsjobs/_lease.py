@@ -190,7 +190,14 @@ class Lease:
     # -- the outcome's write -------------------------------------------------------------
 
     async def write(self, write: Write) -> Written:
-        """Send ``write`` until the store answers or the run must end (module docs)."""
+        """Send ``write`` until the store answers or the run must end (module docs); the
+        heartbeats end with it, before any hook runs."""
+        try:
+            return await self._write(write)
+        finally:
+            self.let_go()
+
+    async def _write(self, write: Write) -> Written:
         failures = 0
         while True:
             try:

@@ -168,6 +168,23 @@ async def test_heartbeats_go_on_while_one_try_outlasts_the_lease() -> None:
     assert hooks.calls == [("complete", job.id)]
 
 
+async def test_heartbeats_end_once_the_outcome_is_recorded_before_the_hooks_run() -> None:
+    store = FlakyWrites({"complete": 1}, clock=time.time)
+    queue = JobQueue(store)
+    job = (await queue.enqueue("audit.export", {"tenant": "nuuk-4"}, lease=0.3)).job
+    hooked: list[int] = []
+
+    async def on_complete(done: Any) -> None:
+        hooked.append(len(store.beats))
+        await asyncio.sleep(0.5)  # five heartbeat intervals in which none may come
+
+    worker = JobWorker(queue, {"audit.export": lambda ctx: "ok"}, on_complete=on_complete)
+    assert await worker.run_once()
+    record = await queue.get(job.id)
+    assert record is not None and record.status is JobStatus.COMPLETED
+    assert hooked == [len(store.beats)] and False not in store.beats
+
+
 async def test_failures_are_logged_first_three_then_every_tenth(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
