@@ -240,13 +240,17 @@ def test_a_lease_ended_on_the_final_attempt_is_dead_lettered_and_sent_to_the_dlq
         send_message_batch=[{"Successful": [{"Id": "0"}]}],
     )
     claimed = _claim_flow(aws, _sqs.body(job.id, "default"))
+    # Dead (its index entry kept open: a copy is owed), the copy, then the copy confirmed.
     assert aws.operations == [
         "update_item",
         "update_item",
         "send_message_batch",
         "delete_message_batch",
+        "update_item",
     ]
+    assert aws.calls[1].params["ExpressionAttributeValues"][":phase"] == {"S": "open"}
     assert aws.calls[2].params["QueueUrl"] == DLQ
+    assert aws.calls[4].params["UpdateExpression"] == "SET #phase = :phase REMOVE #copy_due"
     assert [j.status for j in claimed.dead] == [JobStatus.DEAD]
 
 
@@ -350,11 +354,26 @@ def test_a_retry_near_the_redrive_limit_re_sends_a_fresh_message() -> None:
     assert aws.operations == ["update_item", "send_message_batch", "delete_message_batch"]
 
 
-def test_dead_is_an_update_a_dlq_copy_and_a_delete() -> None:
+def test_dead_is_an_update_a_dlq_copy_a_delete_and_the_copy_confirmed() -> None:
     aws = FakeAws(send_message_batch=[{"Successful": [{"Id": "0"}]}])
     assert drive(_settle.fail(layout(), _delivery(max_attempts=1), "j", "t", "E", NOW, NOW), aws)
-    assert aws.operations == ["update_item", "send_message_batch", "delete_message_batch"]
+    assert aws.operations == [
+        "update_item",
+        "send_message_batch",
+        "delete_message_batch",
+        "update_item",
+    ]
     assert aws.calls[1].params["QueueUrl"] == DLQ
+    assert aws.calls[1].params["Entries"][0]["MessageAttributes"] == {
+        "sqsjobs.copy": {"DataType": "String", "StringValue": "dead-letter"}
+    }
+
+
+def test_a_dead_letter_copy_the_dlq_refused_is_left_owed_and_the_message_kept() -> None:
+    refusal = failure("AccessDenied")
+    aws = FakeAws(send_message_batch=[refusal])
+    assert drive(_settle.fail(layout(), _delivery(max_attempts=1), "j", "t", "E", NOW, NOW), aws)
+    assert aws.operations == ["update_item", "send_message_batch"]  # no delete, no confirm
 
 
 def test_fail_for_a_claim_this_store_did_not_make_reads_the_attempts_once() -> None:
@@ -362,7 +381,7 @@ def test_fail_for_a_claim_this_store_did_not_make_reads_the_attempts_once() -> N
     item = stored(job, status=JobStatus.RUNNING, attempts=1, lease_token="t")
     aws = FakeAws(get_item=[{"Item": item}])
     assert drive(_settle.fail(layout(), None, job.id, "t", "E: x", NOW + 5, NOW), aws)
-    assert aws.operations == ["get_item", "update_item", "send_message"]
+    assert aws.operations == ["get_item", "update_item", "send_message", "update_item"]
     assert stored_from_item(item).job.attempts == 1
 
 

@@ -12,6 +12,7 @@ import pytest
 from sqsjobs import JobQueue, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler
+from tests.aws.emulator import unique_prefix
 
 
 def test_a_job_whose_send_was_lost_gets_its_message(store: SqsJobStore, sqs: Any) -> None:
@@ -28,18 +29,15 @@ def test_a_job_whose_send_was_lost_gets_its_message(store: SqsJobStore, sqs: Any
     assert handler({}, None) == {"resent": 0, "dead": 0}  # re-sent once per grace
 
 
-async def test_a_job_the_redrive_policy_moved_is_recorded_dead(
-    store: SqsJobStore, sqs: Any
-) -> None:
+async def test_a_job_the_redrive_policy_moved_is_recorded_dead(aws_endpoint: str) -> None:
+    store = SqsJobStore.create(unique_prefix(), max_receive_count=1, endpoint_url=aws_endpoint)
     try:
         enqueued = (await JobQueue(store).enqueue("video.encode", lease=1)).job
         [job] = await store.claim("default", "lambda-a", time.time())  # the run crashes...
         assert job.id == enqueued.id
-        # ...again and again, until the redrive policy moves its message to the DLQ.
-        body = json.dumps({"v": 2, "id": job.id, "queue": "default"})
-        sqs.send_message(QueueUrl=store.dead_letter_queue_urls["default"], MessageBody=body)
-        sqs.purge_queue(QueueUrl=store.queue_urls["default"])
         await asyncio.sleep(3.2)  # its lease is over, by any clock within the 2 s margin
+        # The next receive is past maxReceiveCount: SQS moves the message to the DLQ.
+        assert await store.claim("default", "lambda-b", time.time(), wait=1) == []
         handler = make_reconcile_handler(store=store)
         assert handler({}, None) == {"resent": 0, "dead": 1}
         record = await JobQueue(store).get(enqueued.id)

@@ -29,5 +29,6 @@ def reconcile(queues: tuple[str, ...], grace: float, store: StoreConfig) -> None
         report = opened.sync.reconcile(grace=grace, queues=names)
     click.echo(
         f"Reconciled {', '.join(names)}: re-sent {report.resent} lost message(s); "
-        f"{report.dead} job(s) marked dead, their messages being in the dead-letter queue"
+        f"{report.dead} job(s) marked dead, their messages being in the dead-letter queue; "
+        f"{report.copied} dead job(s) given the dead-letter copy they lacked"
     )

@@ -294,11 +294,12 @@ async def reconcile_periodically(store: SqsJobStore, every: float) -> None:
                 "Reconciler pass failed (will retry in %gs): %s", every, describe_error(error)
             )
         else:
-            if report.resent or report.dead:
+            if report.resent or report.dead or report.copied:
                 _logger.info(
                     "Reconciler re-sent %d lost message(s), dead-lettered %d job(s) "
-                    "from the dead-letter queue",
+                    "from the dead-letter queue, sent %d missing dead-letter copy(ies)",
                     report.resent,
                     report.dead,
+                    report.copied,
                 )
         await asyncio.sleep(every)

@@ -78,11 +78,13 @@ class Delivery(NamedTuple):
 class Claimed:
     """What one claim round did: jobs leased to the caller, and what the store must log."""
 
-    __slots__ = ("dead", "deliveries", "errors", "malformed", "unknown")
+    __slots__ = ("copies_due", "dead", "deliveries", "errors", "malformed", "unknown")
 
     def __init__(self) -> None:
         self.deliveries: list[Delivery] = []
         self.dead: list[Job] = []
+        # Dead jobs whose message goes to the DLQ: message id -> (job id, when it died).
+        self.copies_due: dict[str, tuple[str, float]] = {}
         self.malformed: list[tuple[Message, str]] = []
         self.unknown: list[tuple[Message, str]] = []  # job id without record
         self.errors: list[AwsError] = []
@@ -158,8 +160,18 @@ def claim_received(
             layout, queue, message, reply, stored, now, visibility, claimed, plan, first=first
         )
     if plan:
-        yield from carry_out(plan, layout.info(queue))
+        moved = yield from carry_out(plan, layout.info(queue))
+        yield from _confirm_copies(layout, claimed, moved)
     return claimed
+
+
+def _confirm_copies(layout: Layout, claimed: Claimed, moved: Sequence[Message]) -> Flow[None]:
+    """Confirm on their records the DLQ copies of jobs this round dead-lettered."""
+    due = [claimed.copies_due[m.message_id] for m in moved if m.message_id in claimed.copies_due]
+    if not due:
+        return
+    calls = tuple(dynamo.copied(layout.indexed, job_id, died) for job_id, died in due)
+    yield Parallel(calls)  # a refusal or failure: the reconciler sends another copy
 
 
 def _payloads(
@@ -332,10 +344,11 @@ def _refused(
         plan.dead_letters.append(message)
     elif refusal is Refusal.LEASE_ENDED:
         assert stored is not None
-        job = yield from _expire(layout, stored.job, now)
+        job = yield from _expire(layout, stored.job, now, copy=info.dead_letter_url is not None)
         if job is not None:
             claimed.dead.append(job)
             plan.dead_letters.append(message)
+            claimed.copies_due[message.message_id] = (job.id, now)
     elif refusal is Refusal.LEASED:
         assert stored is not None
         plan.return_at(message, _after_lease(message, stored, now, layout))
@@ -351,12 +364,16 @@ def _after_lease(message: Message, stored: Stored, now: float, layout: Layout) -
     return sqs.plan_return(message, due, now, layout.info(stored.job.queue), hop=True)
 
 
-def _expire(layout: Layout, job: Job, now: float) -> Flow[Job | None]:
-    """Dead-letter a job whose lease ended on its final attempt; None if someone else acted."""
+def _expire(layout: Layout, job: Job, now: float, *, copy: bool) -> Flow[Job | None]:
+    """Dead-letter a job whose lease ended on its final attempt; None if someone else acted.
+
+    ``copy``: its message goes to the DLQ next, confirmed on the record once sent.
+    """
     expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
     assert job.lease_token is not None and expiry is not None
+    token, skew = job.lease_token, layout.clock_skew
     call = dynamo.expire_lease(
-        layout.indexed, job.id, job.lease_token, LEASE_EXPIRED_ERROR, now, layout.clock_skew, expiry
+        layout.indexed, job.id, token, LEASE_EXPIRED_ERROR, now, skew, expiry, copy=copy
     )
     try:
         reply = yield call

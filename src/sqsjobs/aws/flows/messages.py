@@ -33,14 +33,16 @@ class MessagePlan:
         return bool(self.deletes or self.hides or self.resends or self.dead_letters)
 
 
-def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
+def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[list[Message]]:
     """Batched requests for ``plan`` on one queue; per-entry failures are left to SQS.
 
     A message whose hide or delete failed simply comes back later and is judged again.
+    Returns the dead letters whose copy the DLQ accepted (none without a DLQ).
     """
     deletes = list(plan.deletes)
     resent = yield from send_copies(info.url, [(m, d) for m, d in plan.resends])
     deletes += [m.receipt_handle for m in resent]
+    moved: list[Message] = []
     if info.dead_letter_url is None:
         deletes += [m.receipt_handle for m in plan.dead_letters]
     else:
@@ -54,6 +56,7 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[None]:
             yield call
         except AwsError:
             continue  # the message comes back at its visibility timeout and is judged again
+    return moved
 
 
 def send_copies(

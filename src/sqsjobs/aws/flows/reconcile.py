@@ -12,6 +12,12 @@ Two passes per queue:
    waits another ``grace`` before sending again). This is what saves a job whose
    producer died between ``PutItem`` and ``SendMessage``.
 
+3. *Copies owed*: a dead record whose DLQ copy was never confirmed sent
+   (``dynamo.COPY_DUE``: the worker crashed between the two, or the DLQ refused it),
+   dead for longer than ``grace``, gets its copy, so the DLQ's depth, its alarm and
+   ``dlq list`` see every dead job. Such a record keeps its index entry open until
+   then, so the stale pass's read finds it.
+
 The same read keeps long payloads alive: an open job whose body item would expire
 within a claim's extension margin (a job nobody claimed for weeks: a paused or
 crash-looping fleet, a queue no worker serves) has its body extended, as a claim would
@@ -27,9 +33,9 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..._lifecycle import DELAYED, QUEUED, RUNNING, TERMINAL
+from ..._lifecycle import DEAD, DELAYED, QUEUED, RUNNING, TERMINAL
 from ..._models import JobStatus, message_group
-from ..wire import index_reads, sqs
+from ..wire import dynamo, index_reads, sqs
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
 from ..wire.items import OPEN, Stored, index_pk, list_pk, list_sk, number, stored_from_item, text
 from ..wire.layout import Layout
@@ -38,6 +44,7 @@ from .bodies import claim_horizon, extend_bodies
 from .dead_letters import peek
 from .indexes import job_id_of, records
 from .resend import mark_resent
+from .settle import send_dead_letter
 
 # Which instant must be older than the grace period for a record to count as stale.
 STALE_AFTER: tuple[tuple[JobStatus, str], ...] = (
@@ -50,20 +57,24 @@ DLQ_LIMIT = 100  # DLQ messages inspected per queue per pass; the next pass sees
 
 @dataclass(frozen=True)
 class ReconcileReport:
-    """What one pass did: messages re-sent, and jobs dead-lettered after a redrive."""
+    """What one pass did: messages re-sent, jobs dead-lettered after a redrive, and dead
+    jobs whose missing DLQ copy it sent."""
 
     resent: int
     dead: int
+    copied: int = 0
 
 
 def reconcile(
     layout: Layout, queues: Sequence[str], now: float, grace: float
 ) -> Flow[ReconcileReport]:
-    dead = resent = 0
+    dead = resent = copied = 0
     for queue in queues:
         dead += yield from _redriven(layout, queue, now)
-        resent += yield from _stale(layout, queue, now, grace)
-    return ReconcileReport(resent=resent, dead=dead)
+        open_ = yield from _open_before(layout, queue, now - grace)
+        resent += yield from _stale(layout, queue, open_, now, grace)
+        copied += yield from _owed_copies(layout, queue, open_, now - grace)
+    return ReconcileReport(resent=resent, dead=dead, copied=copied)
 
 
 def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
@@ -72,9 +83,37 @@ def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
     return sum(item.reconciled for item in found)
 
 
-def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
+def _owed_copies(layout: Layout, queue: str, found: Sequence[Stored], cutoff: float) -> Flow[int]:
+    """Send the DLQ copies dead records still owe (dead before ``cutoff``); count them.
+
+    A queue that no longer has a DLQ owes none: the record is only marked settled.
+    """
+    url = layout.info(queue).dead_letter_url
+    sent = 0
+    for stored, died in _owing(found, cutoff):
+        if url is not None:
+            if not (yield from send_dead_letter(url, stored.job)):
+                continue  # the next pass tries again
+            sent += 1
+        with contextlib.suppress(AwsError):  # a duplicate copy next pass, at worst
+            yield dynamo.copied(layout.indexed, stored.job.id, died)
+    return sent
+
+
+def _owing(found: Sequence[Stored], cutoff: float) -> list[tuple[Stored, float]]:
+    """Dead records whose DLQ copy was not confirmed, dead since before ``cutoff``."""
+    return [
+        (stored, stored.copy_due)
+        for stored in found
+        if stored.job.status is DEAD and stored.copy_due is not None and stored.copy_due < cutoff
+    ]
+
+
+def _stale(
+    layout: Layout, queue: str, found: Sequence[Stored], now: float, grace: float
+) -> Flow[int]:
     cutoff = now - grace
-    waiting = yield from _open_before(layout, queue, cutoff)
+    waiting = [stored for stored in found if stored.job.status not in TERMINAL]
     with contextlib.suppress(AwsError):  # the next pass (or the job's claim) extends them
         yield from extend_bodies(layout, waiting, claim_horizon(now))
     found = [stored for stored in waiting if is_stale(stored, cutoff)]
@@ -101,7 +140,7 @@ def _stale(layout: Layout, queue: str, now: float, grace: float) -> Flow[int]:
 
 
 def _open_before(layout: Layout, queue: str, cutoff: float) -> Flow[list[Stored]]:
-    """The records of open ``by_queue`` entries created before the cutoff, still open.
+    """The records of open ``by_queue`` entries created before the cutoff.
 
     Every instant a record is judged by (``updated_at``, ``run_at``, ``lease_until``)
     is at least its ``created_at`` by some host's clock, so entries created after
@@ -128,7 +167,7 @@ def _open_before(layout: Layout, queue: str, cutoff: float) -> Flow[list[Stored]
             if start is None:
                 break
     found = yield from records(layout.table, candidates, payloads=False)
-    return [stored for stored in found.values() if stored.job.status not in TERMINAL]
+    return list(found.values())
 
 
 def is_stale(stored: Stored, cutoff: float) -> bool:

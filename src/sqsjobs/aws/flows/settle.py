@@ -126,18 +126,37 @@ def _claimed(layout: Layout, job_id: str, token: str) -> Flow[Job | None]:
 def _dead(
     layout: Layout, job: Job, delivery: Delivery | None, token: str, error: str, now: float
 ) -> Flow[bool]:
+    """Record the job dead, then send its DLQ copy, then confirm the copy on the record.
+
+    Until confirmed, the record keeps its list-index entry open (``dynamo.COPY_DUE``):
+    a crash between the writes, or a DLQ that refused the copy, leaves a dead record the
+    reconciler finds among the open ones and sends the copy for. The original message is
+    deleted only once its copy was accepted, so a refused copy also brings it back.
+    """
     expiry = _expiry(layout, DEAD, now)
-    call = dynamo.dead(layout.indexed, job.id, token, error, now, expiry)
+    info = layout.info(job.queue)
+    copy = info.dead_letter_url is not None
+    call = dynamo.dead(layout.indexed, job.id, token, error, now, expiry, copy=copy)
     if not (yield from _write_outcome(call, DEAD, now)):
         return False
-    info = layout.info(job.queue)
+    sent = False
     if delivery is not None:
-        yield from carry_out(MessagePlan(dead_letters=[delivery.message]), info)
+        moved = yield from carry_out(MessagePlan(dead_letters=[delivery.message]), info)
+        sent = bool(moved)
     elif info.dead_letter_url is not None:
-        # The record says dead either way; the DLQ copy is for inspection and redrive.
-        with contextlib.suppress(AwsError):
-            text = sqs.body(job.id, job.queue)
-            yield sqs.send(info.dead_letter_url, text, 0, message_group(job), copy=True)
+        sent = yield from send_dead_letter(info.dead_letter_url, job)
+    if copy and sent:
+        with contextlib.suppress(AwsError):  # unconfirmed, the reconciler sends another
+            yield dynamo.copied(layout.indexed, job.id, now)
+    return True
+
+
+def send_dead_letter(url: str, job: Job) -> Flow[bool]:
+    """Send a dead job's copy to its DLQ (``url``); whether SQS accepted it."""
+    try:
+        yield sqs.send(url, sqs.body(job.id, job.queue), 0, message_group(job), copy=True)
+    except AwsError:
+        return False
     return True
 
 

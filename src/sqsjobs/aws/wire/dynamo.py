@@ -25,7 +25,17 @@ from .conditions import (
     REVIVABLE,
     attribute_names,
 )
-from .items import Attributes, IndexedTable, index_pk, job_key, number, phase, shard, text
+from .items import (
+    OPEN,
+    Attributes,
+    IndexedTable,
+    index_pk,
+    job_key,
+    number,
+    phase,
+    shard,
+    text,
+)
 from .protocol import Call
 
 if TYPE_CHECKING:
@@ -36,6 +46,10 @@ if TYPE_CHECKING:
     )
 
 LEASE_FIELDS = ("locked_by", "lease_token", "lease_until")
+# On a dead record whose DLQ copy is still to be sent: when it died. Its index phase stays
+# ``open`` meanwhile, so the reconciler, which reads open entries, finds it if the copy
+# never went (a crash between the two, SQS failing): see ``flows.settle``.
+COPY_DUE = "copy_due"
 Due = tuple[JobStatus, float]  # a status to wait in and its run_at
 
 
@@ -135,6 +149,12 @@ def claim(
     return _update(table.name, job_id, sets=sets, condition=condition, values=values, returns=True)
 
 
+def _copy_due(sets: dict[str, str], values: dict[str, Any], now: float) -> None:
+    """Mark a dead write's record as still owing its DLQ copy (``COPY_DUE``)."""
+    sets[COPY_DUE] = ":now"
+    values[":phase"] = text(OPEN)
+
+
 def expire_lease(
     table: IndexedTable,
     job_id: str,
@@ -143,10 +163,17 @@ def expire_lease(
     now: float,
     skew: float,
     expires_at: float,
+    *,
+    copy: bool = False,
 ) -> Call:
-    """Dead-letter a job whose lease (``token``) ended on its final attempt."""
+    """Dead-letter a job whose lease (``token``) ended on its final attempt.
+
+    ``copy``: its message goes to a DLQ next (``COPY_DUE`` until ``copied``).
+    """
     sets, values = _status_change(job_id, table.shards, DEAD, now)
     sets |= {"last_error": ":error", "expires_at": ":expires_at"}
+    if copy:
+        _copy_due(sets, values, now)
     values |= _statuses(RUNNING) | {
         ":expired_before": number(now - skew),
         ":token": text(token),
@@ -219,10 +246,20 @@ def retry(
 
 
 def dead(
-    table: IndexedTable, job_id: str, token: str, error: str, now: float, expires_at: float
+    table: IndexedTable,
+    job_id: str,
+    token: str,
+    error: str,
+    now: float,
+    expires_at: float,
+    *,
+    copy: bool = False,
 ) -> Call:
+    """A failure with no retry left; ``copy``: its DLQ copy is sent next (``COPY_DUE``)."""
     sets, values = _status_change(job_id, table.shards, DEAD, now)
     sets |= {"run_at": ":now", "last_error": ":error", "expires_at": ":expires_at"}
+    if copy:
+        _copy_due(sets, values, now)
     values |= _statuses(RUNNING) | {
         ":token": text(token),
         ":error": text(error),
@@ -288,6 +325,23 @@ def abandoned_dead(
     )
 
 
+def copied(table: IndexedTable, job_id: str, due: float) -> Call:
+    """The DLQ copy of a dead record (dead since ``due``) was sent: it ends in the index.
+
+    Conditional on the same death, so a copy confirmed late never touches a job that
+    has since run again (or died again, with a copy of its own still to come).
+    """
+    values = _statuses(DEAD) | {":due": number(due), ":phase": text(phase(DEAD))}
+    return _update(
+        table.name,
+        job_id,
+        sets={"phase": ":phase"},
+        condition=f"#status = :dead AND #{COPY_DUE} = :due",
+        values=values,
+        remove=(COPY_DUE,),
+    )
+
+
 def revive(table: IndexedTable, job_id: str, queues: Sequence[str], now: float) -> Call:
     """Run a dead job again: queued now, attempts reset, retention and lease cleared.
 
@@ -306,7 +360,7 @@ def revive(table: IndexedTable, job_id: str, queues: Sequence[str], now: float) 
         sets=sets,
         condition=condition,
         values=values,
-        remove=(*LEASE_FIELDS, "expires_at", "resent_at"),
+        remove=(*LEASE_FIELDS, "expires_at", "resent_at", COPY_DUE),
         returns=True,
     )
 

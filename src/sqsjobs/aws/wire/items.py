@@ -217,6 +217,7 @@ class Stored(NamedTuple):
     resent_at: float | None = None
     body_until: float | None = None  # the payload is in a body item, alive until then
     body_pk: str | None = None  # that body item's key
+    copy_due: float | None = None  # dead since then, its DLQ copy not yet confirmed sent
 
     @property
     def needs_payload(self) -> bool:
@@ -323,6 +324,7 @@ def stored_from_item(item: Attributes) -> Stored:
         resent_at=_opt_n(item, RESENT_AT),
         body_until=_opt_n(item, "body_until"),
         body_pk=_body_pk(item, job.id),
+        copy_due=_opt_n(item, "copy_due"),
     )
 
 
