@@ -298,15 +298,15 @@ class JobRun:
         missed = await self._record(self._releasing(why))
         return self._released(why) if missed is None else missed
 
-    def _releasing(self, why: str, run_at: float | None = None) -> Write:
-        """Back to the queue (at once, or delayed until ``run_at``), the attempt not counted."""
+    def _releasing(self, why: str, delay: float | None = None) -> Write:
+        """Back to the queue (at once, or ``delay`` seconds from now), the attempt not counted."""
         job, store, now = self.job, self.settings.store, self.settings.clock()
-        status, _ = after_release(run_at, now)
-        if run_at is None:
+        if delay is None:
             call = functools.partial(store.release, job.id, self.token, why, now)
-            return Write("release", call, now, status)
+            return Write("release", call, now, after_release(None, now)[0])
+        run_at = now + delay
         call = functools.partial(store.release, job.id, self.token, why, now, run_at=run_at)
-        return Write("deferral", call, now, status)
+        return Write("deferral", call, now, after_release(run_at, now)[0])
 
     def _stopping(self) -> Write:
         """What an outcome still unrecorded when a stop's grace ends gives way to."""
@@ -325,8 +325,7 @@ class JobRun:
     async def _defer(self, deferral: Deferral, level: int) -> Outcome:
         """Back to the queue, delayed a little, the attempt not counted: it may not start now."""
         job = self.job
-        write = self._releasing(f"deferred: {deferral.why}", self.settings.clock() + deferral.delay)
-        missed = await self._record(write)
+        missed = await self._record(self._releasing(f"deferred: {deferral.why}", deferral.delay))
         if missed is not None:
             return missed
         message = f"Deferred job {job.name!r} ({job.id}) by {deferral.delay:.2f}s: {deferral.why}"
