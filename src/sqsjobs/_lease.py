@@ -22,7 +22,9 @@ job meanwhile. What ends the tries is the store's answer, or whoever runs the jo
     the invocation's deadline (Lambda) ─────────────────► UNRECORDED: the next claim's
 
 Every way out that records nothing is logged with what becomes of the job. The
-worker's slot stays taken meanwhile: the job is not done.
+worker's slot stays taken meanwhile: the job is not done. The price: a write that no
+retry can fix (the store refusing its request as invalid) holds its job and its slot
+until the worker stops, the log saying so at every tenth failure.
 
 Repeating the write is safe: each try is the same call (its ``now`` fixed), fenced on the
 lease token. A try whose response was lost may have taken effect; the next try is then
