@@ -102,6 +102,44 @@ class JobBatchError(JobError):
         self.results = results
 
 
+# AWS error codes of a 4xx answer that a later try of the same request can get past.
+RETRYABLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "RequestThrottled",
+        "ThrottledException",
+        "TransactionInProgressException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+    }
+)
+
+
+def retryable(error: BaseException) -> bool:
+    """Whether trying the same store call again may succeed.
+
+    An error that says (a ``retryable`` attribute) is taken at its word. An AWS answer in
+    the 4xx range (botocore's ``ClientError``, read by its ``response`` without importing
+    botocore) is final unless it is throttling or a timeout: the request itself is
+    refused (invalid, too large, not allowed). Anything else (5xx, no response at all, a
+    store of another kind) may pass on a later try.
+    """
+    said = getattr(error, "retryable", None)
+    if isinstance(said, bool):
+        return said
+    response = getattr(error, "response", None)
+    if not isinstance(response, dict):
+        return True
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    code = response.get("Error", {}).get("Code")
+    if not isinstance(status, int) or not 400 <= status < 500:
+        return True
+    return code in RETRYABLE_CODES
+
+
 def describe_error(error: BaseException) -> str:
     """The ``last_error`` text for a failure: ``"ExcName: message"``, capped in length.
 

@@ -20,11 +20,12 @@ job meanwhile. What ends the tries is the store's answer, or whoever runs the jo
                                                           too, UNRECORDED: heartbeats end
                                                           and the lease runs out
     the invocation's deadline (Lambda) ─────────────────► UNRECORDED: the next claim's
+    refused as invalid, ``PERMANENT_TRIES`` times ────────► UNRECORDED, heartbeats end
 
 Every way out that records nothing is logged with what becomes of the job. The
-worker's slot stays taken meanwhile: the job is not done. The price: a write that no
-retry can fix (the store refusing its request as invalid) holds its job and its slot
-until the worker stops, the log saying so at every tenth failure.
+worker's slot stays taken meanwhile: the job is not done. A write refused as invalid
+(not ``retryable``: a 4xx that is not throttling) held that way would keep its slot
+until a stop, whose release would run it again uncounted, forever.
 
 Repeating the write is safe: each try is the same call (its ``now`` fixed), fenced on the
 lease token. A try whose response was lost may have taken effect; the next try is then
@@ -32,9 +33,8 @@ refused by the record it left. The SQS store recognises its own write there
 (``flows.settle``); for any store, a refusal after that is checked against the record,
 whose status and ``updated_at`` equal to the write's ``now`` are that write's.
 
-A heartbeat waits for a write's try in flight, so that neither's change to the message
-overtakes the other's, but for one heartbeat interval at most: a try that botocore keeps
-retrying must not let the lease lapse.
+A heartbeat waits for a write's try in flight, one interval at most: so neither's change
+to the message overtakes the other's, and a try botocore keeps retrying cannot lapse the lease.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from enum import Enum
 from typing import NamedTuple
 
 from ._backoff import Backoff
-from ._errors import describe_error
+from ._errors import describe_error, retryable
 from ._lifecycle import holds_lease
 from ._log import Event
 from ._models import Job, JobStatus
@@ -56,10 +56,10 @@ from ._store import JobStore
 from ._time import epoch, utc
 
 WRITE_RETRY = Backoff(base=0.5, max=4.0)  # between tries of a store write that raised
-LOGGED_FIRST = 3  # failures of one write logged one by one; after them every 10th
-LOGGED_EVERY = 10
+LOGGED_FIRST, LOGGED_EVERY = 3, 10  # failures logged one by one, then every 10th
 STOP_PATIENCE = 5.0  # seconds a stopping worker gives the release of a pending write
 SAME_INSTANT = 1e-6  # a record's datetimes keep microseconds
+PERMANENT_TRIES = 3  # tries of a write the store refuses as invalid before it is let go
 Log = Callable[..., None]  # (level, event, message, **extra), the run's log
 
 
@@ -209,6 +209,10 @@ class Lease:
             except Exception as error:
                 failures += 1
                 self.error = describe_error(error)
+                if not retryable(error) and failures >= PERMANENT_TRIES:
+                    await self._let_go_now()
+                    then = "; the store refuses it as invalid, so heartbeats stopped: "
+                    return self._unrecorded(write, f"after {failures} tries", then)
                 ended = await self._after_failure(write, failures)
                 if ended is not None:
                     return ended

@@ -23,13 +23,26 @@ class Throttled(Exception):
     """What a store call raises when its backend keeps refusing it."""
 
 
+class Refused(Exception):
+    """What an AWS store raises when the request itself is refused: an HTTP 400 that is not
+    throttling (botocore's ``ClientError`` carries its answer as ``response``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.response = {
+            "Error": {"Code": "ValidationException", "Message": message},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
+
+
 class FlakyWrites(MemoryJobStore):
     """Writes after a claim raise their first ``failures[name]`` times, as a throttled table.
 
     ``advance`` moves the clock at every failure (time the failed call took). A name in
     ``applied`` has its first failing call take effect before it raises (the response
     lost on the way back). ``recover`` is asked after every heartbeat; once it says so,
-    the failures stop. ``refuse_heartbeats`` makes every heartbeat refused.
+    the failures stop. ``refuse_heartbeats`` makes every heartbeat refused. ``invalid``
+    makes the failures refusals of the request itself (``Refused``), not throttling.
     """
 
     def __init__(
@@ -40,6 +53,7 @@ class FlakyWrites(MemoryJobStore):
         advance: float = 0.0,
         applied: frozenset[str] = frozenset(),
         recover: Callable[[FlakyWrites], bool] | None = None,
+        invalid: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(clock=clock, **options)
@@ -51,6 +65,7 @@ class FlakyWrites(MemoryJobStore):
         self._applied = set(applied)
         self._recover = recover
         self._clock = clock
+        self._invalid = invalid
         self.watch = Watch()
 
     async def _try(self, name: str, write: Callable[[], Any], *arguments: Any) -> bool:
@@ -64,6 +79,8 @@ class FlakyWrites(MemoryJobStore):
             await write()  # it took effect; the caller never hears so
         if self._advance:
             self._clock.advance(self._advance)
+        if self._invalid:
+            raise Refused(f"{name}: Item size has exceeded the maximum allowed size")
         raise Throttled(f"{name}: ProvisionedThroughputExceededException: slow down")
 
     def tries(self, name: str) -> list[tuple[Any, ...]]:

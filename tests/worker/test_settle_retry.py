@@ -276,3 +276,55 @@ async def test_a_run_raising_outside_its_handler_logs_what_the_next_claim_does(
         "unless its outcome was recorded, the next claim after its lease runs it again "
         "(this was attempt 1 of 4)"
     )
+
+
+async def test_a_write_refused_as_invalid_is_let_go_and_the_next_claim_counts_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No retry fixes a request the store refuses: holding it would keep the job (and a
+    worker's slot) until a stop, whose release would then run it again uncounted."""
+    clock, store, queue = flaky_env({"complete": 10_000}, invalid=True)
+    job = (await queue.enqueue("resume.render", {"pages": 3}, max_attempts=2, lease=30.0)).job
+
+    async def render(ctx: JobContext) -> dict[str, int]:
+        return {"bytes": 48_213}
+
+    with caplog.at_level(logging.INFO, logger="sqsjobs"):
+        assert await JobWorker(queue, {"resume.render": render}).run_once()
+    assert len(store.tries("complete")) == _lease.PERMANENT_TRIES
+    (given_up,) = [r for r in events(caplog, "jobs.worker.run_failed") if r.levelno >= 40]
+    assert "refuses it as invalid" in given_up.getMessage()
+    assert "runs it again (this was attempt 1 of 2)" in given_up.getMessage()
+    held = await queue.get(job.id)
+    assert held is not None and held.status is JobStatus.RUNNING  # until its lease ends
+    beats = len(store.beats)
+    clock.advance(31.5)
+    assert len(store.beats) == beats  # heartbeats stopped with the tries
+    assert await JobWorker(queue, {"resume.render": render}).run_once()
+    again = await queue.get(job.id)
+    assert again is not None and again.attempts == 2  # the next claim counted it
+
+
+def test_which_store_errors_a_retry_may_get_past() -> None:
+    from sqsjobs._errors import retryable
+
+    from .flaky import Refused, Throttled
+
+    def answered(status: int, code: str) -> Exception:
+        error = Exception(code)
+        error.response = {  # type: ignore[attr-defined]
+            "Error": {"Code": code},
+            "ResponseMetadata": {"HTTPStatusCode": status},
+        }
+        return error
+
+    assert not retryable(Refused("too large"))
+    assert not retryable(answered(403, "AccessDeniedException"))
+    assert retryable(answered(400, "ProvisionedThroughputExceededException"))
+    assert retryable(answered(400, "ThrottlingException"))
+    assert retryable(answered(500, "InternalServerError"))
+    assert retryable(Throttled("no response at all"))
+    assert retryable(ConnectionResetError())
+    flagged = Exception("said")
+    flagged.retryable = False  # type: ignore[attr-defined]
+    assert not retryable(flagged)
