@@ -29,6 +29,7 @@ from ._errors import (
     JobTimeoutError,
 )
 from ._models import Job, JobStatus
+from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from ._cron import Cron

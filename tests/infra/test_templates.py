@@ -563,6 +563,7 @@ def test_outputs(template: dict[str, Any]) -> None:
         "TableName",
         "QueueUrls",
         "IndexShards",
+        "RecordFormat",
         "DeadLetterQueueUrls",
         "PriorityLaneUrls",
         "QueueArn",
@@ -578,7 +579,14 @@ def test_outputs(template: dict[str, Any]) -> None:
     assert outputs["DeadLetterQueueUrls"]["Value"] == {"Fn::Sub": "${QueueName}=${DeadLetterQueue}"}
     assert outputs["EventSourceMappingId"]["Condition"] == "HasLambdaWorker"
     assert outputs["IndexShards"]["Value"] == {"Ref": "IndexShards"}
+    assert outputs["RecordFormat"]["Value"] == {"Ref": "RecordFormat"}
     assert outputs["KeyUsePolicyArn"]["Condition"] == "HasKmsKey"
+
+
+@BOTH
+def test_new_stacks_write_the_current_record_format(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["RecordFormat"]
+    assert (parameter["Default"], parameter["AllowedValues"]) == ("2", ["1", "2"])
 
 
 @BOTH

@@ -190,10 +190,12 @@ class Deployment:
     ) -> bool:
         """Start an update; ``False`` if CloudFormation found nothing to change."""
         previous = {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])}
+        declared = self._declared(body)
+        given = {**upgrade_defaults(declared, previous), **given}
         request: dict[str, Any] = {
             "StackName": stack["StackId"],
             "TemplateBody": body,
-            "Parameters": chosen_parameters(given, self._declared(body), previous),
+            "Parameters": chosen_parameters(given, declared, previous),
             "Capabilities": CAPABILITIES,
         }
         if tags:  # without Tags, CloudFormation keeps the stack's; with them, it replaces all
@@ -296,6 +298,23 @@ class Deployment:
     def _refused(self, action: str, error: ClientError) -> StackDeployError:
         message = f"CloudFormation refused to {action} stack {self.stack_name!r}: {_message(error)}"
         return StackDeployError(self.stack_name, None, message)
+
+
+# Parameters whose default suits new stacks but not a stack deployed before them: there,
+# readers of the release that deployed it may still run. ``RecordFormat`` 2 writes records
+# that sqsjobs 0.1 cannot read, so an upgraded stack keeps 1 until told otherwise.
+UPGRADE_DEFAULTS = {"RecordFormat": "1"}
+
+
+def upgrade_defaults(
+    declared: Mapping[str, Declared], previous: Mapping[str, str]
+) -> dict[str, str]:
+    """The values a stack updated to a template that first declares them starts with."""
+    return {
+        key: value
+        for key, value in UPGRADE_DEFAULTS.items()
+        if key in declared and key not in previous
+    }
 
 
 def stack_policy(template: str) -> str | None:

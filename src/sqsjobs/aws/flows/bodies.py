@@ -59,16 +59,21 @@ def body_until(layout: Layout, run_at: float) -> float:
 def new_items(
     layout: Layout, job: Job, fingerprint: str | None
 ) -> tuple[Attributes, Attributes | None]:
-    """A new job's record and, for a long payload, the body item to write before it."""
+    """A new job's record and, for a long payload, the body item to write before it.
+
+    Record format 1 (a fleet that still runs 0.1 readers) keeps every payload inline:
+    those readers know neither compressed payloads nor body items.
+    """
     payload = dump_json(job.payload)
-    if not is_long(payload):
-        return item_from_job(job, fingerprint, layout.index_shards), None
+    shards, record_format = layout.index_shards, layout.record_format
+    if record_format == 1 or not is_long(payload):
+        return item_from_job(job, fingerprint, shards, record_format=record_format), None
     squeezed = packed(payload)
     if len(squeezed) <= INLINE_PAYLOAD_BYTES:
-        return item_from_job(job, fingerprint, layout.index_shards, squeezed=squeezed), None
+        return item_from_job(job, fingerprint, shards, squeezed=squeezed), None
     until = body_until(layout, job.run_at.timestamp())
     key = new_body_pk(job.id)
-    record = item_from_job(job, fingerprint, layout.index_shards, body=(key, until))
+    record = item_from_job(job, fingerprint, shards, body=(key, until))
     return record, body_item(key, payload, until)
 
 

@@ -96,7 +96,9 @@ def _count(
     every = [job_id for job_ids in open_ids.values() for job_id in job_ids]
     found = (yield from records(layout.table, every, payloads=False)) if every else {}
     for stored in found.values():
-        if not stored.expired(now) and stored.job.status not in TERMINAL:
+        # An open entry's record may have ended all the same: finished by a 0.1 worker
+        # (which writes no ``phase``), or dead with its DLQ copy still owed.
+        if not stored.expired(now):
             counts[stored.job.queue][stored.job.status] += 1
     if layout.previous_index:
         yield from _count_previous(layout, queues, now, counts)

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from ..._validation import Span, check_queue_name, integer, seconds
 from ..transports.endpoint import Endpoint
-from ..wire.items import DEFAULT_SHARDS, MAX_SHARDS
+from ..wire.items import DEFAULT_SHARDS, MAX_SHARDS, RECORD_FORMAT, RECORD_FORMATS
 from ..wire.layout import Lanes, Layout
 from ..wire.protocol import Call, Send
 
@@ -24,11 +24,14 @@ QUEUES_ENV = "SQSJOBS_QUEUES"
 DEAD_LETTER_ENV = "SQSJOBS_DEAD_LETTER_QUEUES"
 LANES_ENV = "SQSJOBS_PRIORITY_LANES"
 SHARDS_ENV = "SQSJOBS_INDEX_SHARDS"
+FORMAT_ENV = "SQSJOBS_RECORD_FORMAT"
 # CloudFormation outputs that from_stack reads; DeadLetterQueueUrls, PriorityLaneUrls and
 # IndexShards are optional.
 STACK_OUTPUTS = ("TableName", "QueueUrls")
 LANES_OUTPUT = "PriorityLaneUrls"
 SHARDS_OUTPUT = "IndexShards"  # absent from stacks made before it: DEFAULT_SHARDS
+# Absent from stacks deployed by 0.1 releases, whose readers need record format 1.
+FORMAT_OUTPUT = "RecordFormat"
 LANES_FORMAT = "'default@1=URL,reports@1=URL' (queue@lowest priority=URL)"
 
 
@@ -59,6 +62,7 @@ class StoreSettings(NamedTuple):
         index_shards: int = DEFAULT_SHARDS,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
+        record_format: int = RECORD_FORMAT,
     ) -> StoreSettings:
         if not isinstance(table_name, str) or not table_name:
             raise ValueError(f"table_name must be a non-empty str, got {table_name!r}")
@@ -79,6 +83,7 @@ class StoreSettings(NamedTuple):
             resend_after=seconds(resend_after, "resend_after", code=None),
             lanes=lanes,
             index_shards=checked_shards(index_shards),
+            record_format=checked_format(record_format),
         )
         wait = seconds(wait_time, "wait_time", WAIT_TIME, code=None)
         endpoint = Endpoint.checked(endpoint_url, region_name, connect_timeout, max_attempts)
@@ -96,6 +101,26 @@ def checked_shards(value: object) -> int:
         why="a stats call makes 6 x index_shards queries per queue; see docs/scaling.md",
         code=None,
     )
+
+
+def checked_format(value: object) -> int:
+    """The record format new jobs are written in: one every reader of the deployment reads.
+
+    1 while any producer, worker, Lambda function or reconciler of a 0.1 release still
+    runs beside this one; 2 once all of them run 0.2 or later (CHANGELOG.md, "Upgrading").
+    """
+    if isinstance(value, bool) or value not in RECORD_FORMATS:
+        allowed = " or ".join(str(f) for f in RECORD_FORMATS)
+        raise ValueError(
+            f"record_format must be {allowed}, got {value!r}: 1 while readers of sqsjobs "
+            "0.1 still run (a rolling upgrade), 2 once every reader runs 0.2 or later"
+        )
+    return int(value)
+
+
+def parse_format(text: str, what: str) -> int:
+    """A record format read as text (an environment variable or a stack output)."""
+    return checked_format(int(text) if text.strip().isdigit() else text)
 
 
 def parse_shards(text: str, what: str) -> int:
@@ -204,6 +229,9 @@ def env_arguments() -> dict[str, Any]:
     shards = os.environ.get(SHARDS_ENV)
     if shards:
         arguments["index_shards"] = parse_shards(shards, SHARDS_ENV)
+    record_format = os.environ.get(FORMAT_ENV)
+    if record_format:
+        arguments["record_format"] = parse_format(record_format, FORMAT_ENV)
     return arguments
 
 
@@ -236,6 +264,9 @@ def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:
         shards = parse_shards(outputs.get(SHARDS_OUTPUT, str(DEFAULT_SHARDS)), SHARDS_OUTPUT)
         agreed = _agree_on_shards(agreed, name, shards)
         arguments["index_shards"] = shards
+        found = parse_format(outputs.get(FORMAT_OUTPUT, "1"), FORMAT_OUTPUT)
+        # Stacks sharing a table: the oldest readers any of them may still run decide.
+        arguments["record_format"] = min(found, arguments.get("record_format", found))
     if "table_name" not in arguments:
         raise ValueError(f"No stack named in {stack_name!r}")
     for optional in ("dead_letter_queue_urls", "priority_lanes"):

@@ -27,7 +27,7 @@ from ..._validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
 from ..transports.boto import BotoTransport
-from ..wire.items import DEFAULT_SHARDS
+from ..wire.items import DEFAULT_SHARDS, RECORD_FORMAT
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
 from . import operations
@@ -52,9 +52,7 @@ T = TypeVar("T")
 # Dead records outlive the longest DLQ retention SQS allows (14 days), so a redrive of
 # any message still in a DLQ finds its record.
 DEFAULT_DEAD_RETENTION = 14 * 86_400.0
-# One lane for every priority above the default: a job of priority 1 or more runs before
-# the default backlog.
-DEFAULT_BANDS = (1,)
+DEFAULT_BANDS = (1,)  # one lane: jobs of priority 1 and up run before the default backlog
 
 
 class Mode(NamedTuple):
@@ -70,6 +68,7 @@ class SqsJobStore:
     ``infra/`` and uses ``from_stack`` or ``from_env``. ``connect_timeout`` and
     ``max_attempts`` shorten botocore's patient defaults (60 s, five attempts) for callers
     that must report an unreachable endpoint quickly, such as an operator's command.
+    ``record_format`` 1 writes records that 0.1 releases read too (CHANGELOG.md).
     """
 
     max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
@@ -92,6 +91,7 @@ class SqsJobStore:
         clock: Callable[[], float] = time.time,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
+        record_format: int = RECORD_FORMAT,
     ) -> None:
         settings = StoreSettings.build(
             table_name=table_name,
@@ -108,6 +108,7 @@ class SqsJobStore:
             index_shards=index_shards,
             connect_timeout=connect_timeout,
             max_attempts=max_attempts,
+            record_format=record_format,
         )
         self._open(StoreState(settings, clock), Mode())
 
@@ -356,11 +357,8 @@ class SqsJobStore:
                 drive(flow, self._state.boto)
         self._state.boto.close()
         if self._transport.has_open_clients:
-            warnings.warn(
-                "SqsJobStore.close() cannot close its asyncio clients; await aclose() instead",
-                ResourceWarning,
-                stacklevel=2,
-            )
+            text = "SqsJobStore.close() cannot close its asyncio clients; await aclose() instead"
+            warnings.warn(text, ResourceWarning, stacklevel=2)
 
     async def __aenter__(self) -> SqsJobStore:
         return self

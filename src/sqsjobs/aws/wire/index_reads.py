@@ -89,6 +89,28 @@ def get_records(table: str, keys: Sequence[Mapping[str, Any]], *, consistent: bo
     return Call("dynamodb", "batch_get_item", params)
 
 
+def _not_in_current(filter: str | None) -> str:
+    """``filter`` for ``by_status``, leaving out records that ``by_queue`` also lists.
+
+    Record format 1 writes both indexes' keys (0.1 readers look in ``by_status``); a
+    reader of both reads such a record through ``by_queue`` alone, never twice.
+    """
+    alone = f"attribute_not_exists(#{CURRENT.partition_key})"
+    if not filter:
+        return alone
+    # DynamoDB refuses redundant parentheses, so only a top-level OR gets them.
+    return f"({filter}) AND {alone}" if _top_level_or(filter) else f"{filter} AND {alone}"
+
+
+def _top_level_or(expression: str) -> bool:
+    depth = 0
+    for i, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and expression.startswith(" OR ", i):
+            return True
+    return False
+
+
 def _index_range(
     table: str,
     index: ListIndex,
@@ -100,6 +122,8 @@ def _index_range(
     values: Mapping[str, Any] | None,
 ) -> QueryInputTypeDef:
     key = f"#{index.partition_key} = :partition AND #{index.sort_key} BETWEEN :low AND :high"
+    if index is PREVIOUS:
+        filter = _not_in_current(filter)
     params: QueryInputTypeDef = {
         "TableName": table,
         "IndexName": index.name,

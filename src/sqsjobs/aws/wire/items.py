@@ -66,7 +66,15 @@ INDEX_PROJECTION = ("phase", "name", "tenant", "expires_at")  # besides the keys
 OPEN = "open"  # the index phase of a job that has not ended
 TTL_ATTRIBUTE = "expires_at"
 RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-sent a message
-ITEM_VERSION = 2
+# The record format this release writes by default, and every one it reads. Format 1 is
+# what 0.1 releases write and read: the payload inline, the keys of ``by_status``. Format
+# 2 adds what they cannot read (compressed payloads, body items) and writes ``by_queue``
+# keys only. A store asked for format 1 (``SqsJobStore(record_format=1)``, during a
+# rolling upgrade from 0.1) writes records both releases read: format 1's attributes and
+# ``by_queue``'s keys besides, so that readers of this release find them there.
+RECORD_FORMAT = 2
+RECORD_FORMATS = (1, 2)
+ITEM_VERSION = RECORD_FORMAT
 INLINE_PAYLOAD_BYTES = 512  # longer payloads go to a body item: the record stays within 1 KB
 BODY_PREFIX = "body#"
 PAYLOAD_Z = "payload_z"  # a long payload, compressed, kept in the record (binary)
@@ -238,16 +246,19 @@ def item_from_job(
     shards: int,
     body: tuple[str, float] | None = None,
     squeezed: bytes | None = None,
+    *,
+    record_format: int = RECORD_FORMAT,
 ) -> Attributes:
     """The item ``put`` writes for a new job (never leased, never terminal).
 
     With ``body`` (its key and its TTL) the payload is left out: it is in that body
-    item; with ``squeezed`` it is kept compressed.
+    item; with ``squeezed`` it is kept compressed. ``record_format`` 1 adds the keys of
+    the previous layout's ``by_status``, where 0.1 readers look (``RECORD_FORMATS``).
     """
     created = epoch(job.created_at)
     item: Attributes = {
         **job_key(job.id),
-        "v": number(ITEM_VERSION),
+        "v": number(record_format),
         "id": text(job.id),
         "queue": text(job.queue),
         "name": text(job.name),
@@ -265,6 +276,9 @@ def item_from_job(
         "list_sk": text(list_sk(created, job.id)),
         "phase": text(OPEN),
     }
+    if record_format == 1:
+        item["gsi_pk"] = text(index_pk(job.status, shard(job.id, shards)))
+        item["gsi_sk"] = text(index_sk(job.queue, created, job.id))
     if body is not None:
         del item["payload"]
         item["body_pk"] = text(body[0])

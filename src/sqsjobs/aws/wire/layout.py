@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from ..._errors import JobConfigError
-from .items import DEFAULT_SHARDS, IndexedTable
+from .items import DEFAULT_SHARDS, RECORD_FORMAT, IndexedTable
 from .sqs import QueueInfo
 
 NONE: Mapping[str, str] = MappingProxyType({})
@@ -36,6 +36,9 @@ class Layout(NamedTuple):
     # Whether the table still has the previous layout's ``by_status`` index; None: not
     # known yet (``flows.indexes.has_previous_index`` finds out).
     previous_index: bool | None = None
+    # The record format new jobs are written in (``items.RECORD_FORMATS``): 1 while the
+    # deployment still runs readers of 0.1 releases.
+    record_format: int = RECORD_FORMAT
 
     @property
     def indexed(self) -> IndexedTable:

@@ -1,0 +1,128 @@
+"""What each record format writes, and how a deployment says which one to write.
+
+Format 1 is what 0.1 reads (the payload inline, ``by_status`` keys); format 2 is what
+only 0.2 reads (payloads compressed or in body items, ``by_queue`` keys alone). New
+stacks write 2; a stack deployed by 0.1 and upgraded keeps writing 1 until told.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import boto3
+import pytest
+
+from sqsjobs import JobQueue
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.infra import deploy_stack
+from sqsjobs.infra._deploy import Deployment
+from sqsjobs.testing_payloads import random_document
+from tests.aws.emulator import unique_prefix
+
+from .previous import previous_file
+
+pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
+
+LONG = {"order": "Zürich-7", **random_document(3_000, seed=5)}
+
+
+@pytest.fixture(scope="module")
+def made(aws_endpoint: str) -> Any:
+    store = SqsJobStore.create(unique_prefix(), endpoint_url=aws_endpoint)
+    yield store
+    store.close()
+
+
+def store_like(made: SqsJobStore, endpoint: str, **options: Any) -> SqsJobStore:
+    return SqsJobStore(
+        table_name=made.table_name,
+        queue_urls=made.queue_urls,
+        endpoint_url=endpoint,
+        **options,
+    )
+
+
+async def written(store: SqsJobStore, endpoint: str) -> dict[str, Any]:
+    """The record a long payload's enqueue writes through ``store``."""
+    job = (await JobQueue(store).enqueue("order.pack", LONG)).job
+    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
+    try:
+        item: dict[str, Any] = dynamodb.get_item(
+            TableName=store.table_name, Key={"pk": {"S": f"job#{job.id}"}}, ConsistentRead=True
+        )["Item"]
+    finally:
+        dynamodb.close()
+    await store.aclose()
+    return item
+
+
+def is_format_1(item: dict[str, Any]) -> bool:
+    return (
+        "payload" in item
+        and {"gsi_pk", "gsi_sk", "list_pk"} <= set(item)
+        and item["v"] == {"N": "1"}
+    )
+
+
+def is_format_2(item: dict[str, Any]) -> bool:
+    return "payload" not in item and "body_pk" in item and "gsi_sk" not in item
+
+
+async def test_each_format_writes_what_its_readers_read(made: SqsJobStore, aws_endpoint: str):
+    assert is_format_1(await written(store_like(made, aws_endpoint, record_format=1), aws_endpoint))
+    assert is_format_2(await written(store_like(made, aws_endpoint, record_format=2), aws_endpoint))
+    assert is_format_2(await written(store_like(made, aws_endpoint), aws_endpoint))  # default
+
+
+@pytest.mark.parametrize("value", [0, 3, "2", 2.5, True, None])
+def test_a_record_format_that_is_not_1_or_2_is_refused(
+    made: SqsJobStore, aws_endpoint: str, value: object
+) -> None:
+    with pytest.raises(ValueError, match=r"record_format must be 1 or 2, got .*0\.1"):
+        store_like(made, aws_endpoint, record_format=value)
+
+
+async def test_from_env_reads_the_record_format(
+    made: SqsJobStore, aws_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    urls = ",".join(f"{queue}={url}" for queue, url in made.queue_urls.items())
+    monkeypatch.setenv("SQSJOBS_TABLE", made.table_name)
+    monkeypatch.setenv("SQSJOBS_QUEUES", urls)
+    monkeypatch.setenv("SQSJOBS_RECORD_FORMAT", "1")
+    item = await written(SqsJobStore.from_env(endpoint_url=aws_endpoint), aws_endpoint)
+    assert is_format_1(item)
+    monkeypatch.setenv("SQSJOBS_RECORD_FORMAT", "two")
+    with pytest.raises(ValueError, match="record_format must be 1 or 2, got 'two'"):
+        SqsJobStore.from_env(endpoint_url=aws_endpoint)
+
+
+async def test_a_stack_deployed_by_0_1_keeps_format_1_through_the_upgrade_until_told(
+    aws_endpoint: str,
+) -> None:
+    name = f"t{uuid.uuid4().hex[:12]}"
+    cloudformation = boto3.client("cloudformation", endpoint_url=aws_endpoint)
+    # As 0.1's `sqsjobs infra deploy` made it: its own template, every parameter given.
+    Deployment(cloudformation, name).run(previous_file("src/sqsjobs/infra/sqsjobs.yaml"), {})
+    before = SqsJobStore.from_stack(name, endpoint_url=aws_endpoint)  # no RecordFormat output
+    assert is_format_1(await written(before, aws_endpoint))
+
+    # This release's template. (An update that changes the table makes the emulator drop
+    # the TableName output, so the store is built from the first deploy's table here.)
+    outputs = deploy_stack(name, endpoint_url=aws_endpoint)
+    assert outputs["RecordFormat"] == "1"
+    upgraded = store_like(before, aws_endpoint, record_format=int(outputs["RecordFormat"]))
+    assert is_format_1(await written(upgraded, aws_endpoint))
+
+    outputs = deploy_stack(name, endpoint_url=aws_endpoint, parameters={"RecordFormat": "2"})
+    assert outputs["RecordFormat"] == "2"
+    again = deploy_stack(name, endpoint_url=aws_endpoint)  # a later deploy keeps it
+    assert again["RecordFormat"] == "2"
+    cloudformation.close()
+
+
+async def test_a_new_stack_writes_format_2(aws_endpoint: str) -> None:
+    name = f"t{uuid.uuid4().hex[:12]}"
+    assert deploy_stack(name, endpoint_url=aws_endpoint)["RecordFormat"] == "2"
+    store = SqsJobStore.from_stack(name, endpoint_url=aws_endpoint)
+    assert is_format_2(await written(store, aws_endpoint))
