@@ -84,11 +84,6 @@ def test_an_explicit_choice_wins_over_the_environment(
     assert capsys.readouterr().out == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="make_lambda_handler must hand its runs RegisteredNames(measured, registry) "
-    "(sqsjobs/aws/lambda_.py), as JobWorker does",
-)
 def test_unregistered_names_are_one_emf_dimension_value(
     store: SqsJobStore, sqs: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
 ) -> None:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .._backoff import Backoff
 from .._handlers import JobRegistry
 from .._log import LOGGER_NAME, Event, default_logger
-from .._metrics import Metrics, MetricsMode, metrics_for, metrics_from_env
+from .._metrics import Metrics, MetricsMode, RegisteredNames, metrics_for, metrics_from_env
 from .._models import Job
 from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
 from .._store import watch_claims
@@ -93,11 +93,12 @@ def make_lambda_handler(
     worker_id = f"lambda-{uuid.uuid4().hex[:12]}"
     measured = metrics_for(metrics) if metrics is not None else metrics_from_env("emf")
     watch_claims(mode.store, worker_id, measured.refused)
+    handlers = JobRegistry.from_handlers(registry)
     runner = _LambdaRunner(
         mode,
         RunSettings(
             store=mode.store,
-            registry=JobRegistry.from_handlers(registry),
+            registry=handlers,
             backoff=backoff or Backoff(),
             payload_max_bytes=payload_max_bytes,
             clock=clock,
@@ -107,7 +108,7 @@ def make_lambda_handler(
             executor=concurrent.futures.ThreadPoolExecutor(
                 max_workers=concurrency, thread_name_prefix="sqsjobs-handler"
             ),
-            metrics=measured,
+            metrics=RegisteredNames(measured, handlers),  # unknown job names as one value
         ),
         safety_margin,
     )
