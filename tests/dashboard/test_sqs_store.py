@@ -108,3 +108,34 @@ async def test_redrive_by_name_empties_that_handlers_dead_letters(
     hostile = await sqs_store.get(seeded_sqs.hostile, time.time())
     assert job is not None and job.status is JobStatus.QUEUED
     assert hostile is not None and hostile.status is JobStatus.DEAD
+
+
+async def test_retry_of_a_dead_job_whose_payload_is_gone_says_why(
+    sqs_store: SqsJobStore, seeded_sqs: Seeded, pytestconfig: pytest.Config
+) -> None:
+    import boto3
+
+    from sqsjobs import JobQueue
+    from sqsjobs.testing_payloads import random_document
+
+    payload = {"invoice": "Zürich-9", **random_document(3_000, seed=9)}
+    job = (await JobQueue(sqs_store).enqueue("billing.charge", payload, max_attempts=1)).job
+    [claimed] = await sqs_store.claim("default", "worker-3", time.time(), wait=2.0)
+    while claimed.id != job.id:  # the seed's queued jobs come first
+        [claimed] = await sqs_store.claim("default", "worker-3", time.time(), wait=2.0)
+    assert await sqs_store.fail(job.id, claimed.lease_token or "", "boom", None, time.time())
+    dynamodb = boto3.client("dynamodb", endpoint_url=shared_endpoint(pytestconfig))
+    record = dynamodb.get_item(
+        TableName=sqs_store.table_name, Key={"pk": {"S": f"job#{job.id}"}}, ConsistentRead=True
+    )["Item"]
+    dynamodb.delete_item(TableName=sqs_store.table_name, Key={"pk": record["body_pk"]})
+    dynamodb.close()
+    async with client_for(sqs_store, actions=True) as client:
+        page = await client.get(f"/jobs/{job.id}")
+        done = await client.post(
+            f"/jobs/{job.id}/retry", data={"csrf_token": csrf_token(page.text)}
+        )
+    assert done.status_code == 400
+    assert "its payload is gone" in done.text
+    after = await sqs_store.get(job.id, time.time())
+    assert after is not None and after.status is JobStatus.DEAD

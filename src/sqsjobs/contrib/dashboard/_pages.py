@@ -222,7 +222,10 @@ async def _job_action(
     if await _checked_form(request) is None:
         return _refused_csrf()
     job_id = request.path_params["job_id"]
-    done = await action(_dashboard(request).source, job_id)
+    try:
+        done = await action(_dashboard(request).source, job_id)
+    except JobConfigError as refused:  # e.g. a dead job whose payload is gone
+        return _render(request, "error.html", 400, message=str(refused))
     target = _path(request, "job", job_id=job_id)
     outcome = done_word if done else f"not-{done_word}"
     return RedirectResponse(f"{target}?done={outcome}", 303)
