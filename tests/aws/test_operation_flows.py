@@ -485,13 +485,17 @@ def test_stats_also_counts_the_previous_layout_s_index_while_the_table_has_it() 
     assert all(c.params["Select"] == "COUNT" for c in counted)
     assert sum(found.counts.values()) == 2  # the first (queued#0) range's count
     # Expired records are filtered where they can be: by_queue and terminal statuses.
-    filtered = {
+    expiring = {
         c.params["ExpressionAttributeValues"][":partition"]["S"].split("#")[0]
         for c in counted
-        if "FilterExpression" in c.params
+        if ":now" in c.params["ExpressionAttributeValues"]
     }
-    assert filtered == {"completed", "dead", "cancelled"}
+    assert expiring == {"completed", "dead", "cancelled"}
     assert all("FilterExpression" in c.params for c in queries[:DEFAULT_SHARDS])
+    # Records by_queue also lists (record format 1) are counted there, not twice.
+    assert all(
+        c.params["FilterExpression"].endswith("attribute_not_exists(#list_pk)") for c in counted
+    )
 
 
 def test_a_queue_without_a_dlq_has_no_dead_letter_count() -> None:
