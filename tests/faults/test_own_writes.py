@@ -161,8 +161,15 @@ def test_a_dead_letter_refused_by_itself_still_copies_the_message_to_the_dlq() -
         send_message_batch=[{"Successful": [{"Id": "0"}]}],
     )
     assert drive(_settle.fail(layout(), delivery, "j", "t", "E", None, NOW), aws)
-    assert aws.operations == ["update_item", "send_message_batch", "delete_message_batch"]
+    # The copy, the original's delete, then the copy confirmed on the record.
+    assert aws.operations == [
+        "update_item",
+        "send_message_batch",
+        "delete_message_batch",
+        "update_item",
+    ]
     assert aws.calls[1].params["QueueUrl"] == DLQ
+    assert aws.calls[3].params["ExpressionAttributeValues"][":due"] == {"N": repr(NOW)}
 
 
 def test_a_release_refused_by_itself_still_makes_the_message_visible() -> None:

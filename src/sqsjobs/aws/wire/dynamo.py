@@ -25,17 +25,7 @@ from .conditions import (
     REVIVABLE,
     attribute_names,
 )
-from .items import (
-    OPEN,
-    Attributes,
-    IndexedTable,
-    index_pk,
-    job_key,
-    number,
-    phase,
-    shard,
-    text,
-)
+from .items import OPEN, Attributes, IndexedTable, index_pk, job_key, number, phase, shard, text
 from .protocol import Call
 
 if TYPE_CHECKING:
