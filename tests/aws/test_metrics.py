@@ -39,6 +39,7 @@ async def test_a_worker_on_sqs_writes_emf_counts_for_each_outcome(
     store: SqsJobStore, sqs: Any
 ) -> None:
     queue = JobQueue(store, backoff=Backoff(base=0.3, max=0.3, random=lambda: 1.0))
+    began = time.time()
     emails = [
         (await queue.enqueue("email.send", {"to": to}, tenant="acme")).job
         for to in ("zoë@example.com", "jörg@example.de")
@@ -97,7 +98,7 @@ async def test_a_worker_on_sqs_writes_emf_counts_for_each_outcome(
     }
     # Real time: each start came after its job was due, and within the test's span.
     waits = [d["QueueWait"] for d in documents(out.getvalue()) if "QueueWait" in d]
-    assert len(waits) == 5 and all(0 <= wait < 20 for wait in waits)
+    assert len(waits) == 5 and all(0 <= wait <= time.time() - began for wait in waits)
 
 
 async def test_refusals_go_to_the_worker_that_claimed_not_to_one_stopped_before(

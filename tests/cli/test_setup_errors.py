@@ -7,7 +7,6 @@ whose ``HOME`` is empty, as on a fresh machine; the AWS ones reach the emulator.
 from __future__ import annotations
 
 import inspect
-import time
 from pathlib import Path
 
 import pytest
@@ -121,16 +120,14 @@ UNREACHABLE_COMMANDS = [
 def test_operator_commands_give_up_on_an_unreachable_endpoint_within_seconds(
     tmp_path: Path, args: list[str]
 ) -> None:
-    """Expected in 1-3 s (connect refused, one retry); the bound is far above that."""
+    """A refused connection, one retry (the operator's client policy, tested below), then
+    one line naming the endpoint; a command that kept retrying fails at ``run``'s timeout."""
     endpoint = f"http://127.0.0.1:{closed_port()}"
     queues = f"default={endpoint}/123456789012/jobs"
     env = clean_env(tmp_path, SQSJOBS_TABLE="jobs", SQSJOBS_QUEUES=queues, **EMULATOR_AWS)
-    started = time.monotonic()
     result = run(env, *args, "--endpoint-url", endpoint)
-    elapsed = time.monotonic() - started
     stderr = assert_one_line_error(result)
     assert stderr.startswith(f"error: Could not connect to {endpoint}/: check --endpoint-url")
-    assert elapsed < 10, f"{' '.join(args)} took {elapsed:.1f}s"
 
 
 def test_only_the_worker_opens_its_store_with_botocore_s_patient_policy(

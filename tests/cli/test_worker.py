@@ -26,6 +26,7 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.cli._worker import reconcile_periodically
 from sqsjobs.infra import deploy_stack
 from tests.aws.emulator import unique_prefix
+from tests.support.processes import ended
 
 from .conftest import Env, invoke, wait_until
 from .handlers import SLEEP_CAP
@@ -95,7 +96,7 @@ def test_sigterm_drains_and_a_second_worker_finishes_the_released_job(
         )
         log = stop(first)
     finally:
-        first.kill()
+        ended(first)
     assert first.returncode == 0, log
     done, released = get(stack_store, quick), get(stack_store, slow)
     assert (done.status, done.attempts, done.result) == (JobStatus.COMPLETED, 1, {"slept": 1.0})
@@ -108,7 +109,7 @@ def test_sigterm_drains_and_a_second_worker_finishes_the_released_job(
         wait_until(lambda: get(stack_store, slow).status is JobStatus.COMPLETED, what="the rerun")
         log = stop(second)
     finally:
-        second.kill()
+        ended(second)
     assert second.returncode == 0, log
     assert get(stack_store, slow).attempts == 1
 
@@ -137,7 +138,7 @@ def test_the_worker_reconciles_while_serving(
         wait_until(lambda: get(store, lost).status is JobStatus.COMPLETED, what="the lost job")
         log = stop(worker)
     finally:
-        worker.kill()
+        ended(worker)
     assert worker.returncode == 0, log
     assert "Reconciler re-sent 1 lost message(s)" in log
 

@@ -13,6 +13,7 @@ import pytest
 
 from sqsjobs import JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
+from tests.support.processes import ended
 
 from .conftest import Env, invoke, wait_until
 from .test_worker import start_worker, stop
@@ -45,7 +46,7 @@ def test_the_worker_enqueues_and_runs_the_ticks_of_cli_and_registry_crons(
         )
         log = stop(worker)
     finally:
-        worker.kill()
+        ended(worker)
     assert worker.returncode == 0, log
     jobs = {job.name: job for job in producer.list(limit=10).jobs}
     tick = jobs["reports.tick"].created_at.replace(second=0, microsecond=0)  # enqueued at it

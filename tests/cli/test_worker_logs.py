@@ -16,6 +16,7 @@ from typing import Any
 
 from sqsjobs import JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
+from tests.support.processes import ended
 
 from .conftest import Env, wait_until
 from .test_worker import get, start_worker
@@ -36,7 +37,7 @@ def run_note(store: SqsJobStore, cli_env: Env, *args: str) -> tuple[str, str, st
         worker.send_signal(signal.SIGTERM)
         out, log = worker.communicate(timeout=30)
     finally:
-        worker.kill()
+        ended(worker)
     assert worker.returncode == 0, log
     return job_id, out, log
 

