@@ -1,7 +1,15 @@
 """Set-up and checks for a fresh clone, with nothing but python3 on the machine.
 
-    python3 dev.py demo    # create .venv, install sqsjobs with the local AWS emulator, run the demo
-    python3 dev.py test    # create .venv, install the dev tools, run linters, type checks and tests
+    python3 dev.py demo                  # create .venv, install sqsjobs with the local AWS emulator, run the demo
+    python3 dev.py test                  # create .venv, install the dev tools; linters, type checks, the fast tests
+    python3 dev.py test --all            # the same with every test (what CI runs)
+    python3 dev.py test --under-load     # the tests twice at once, as on a busy machine (add --all for all)
+
+The fast tests are every test not marked ``slow`` (real processes, real signals and
+seconds of real waiting: the chaos run, the upgrade suite, the installs, the commands
+as processes, the browser); they run in parallel over 2 workers per core (most of a
+test's time is spent waiting on the emulator or a clock). Arguments after the options
+go to pytest. Each run ends with its 15 slowest tests.
 
 The virtual environment is reused while pyproject.toml is unchanged; a changed
 pyproject.toml reinstalls, so a stale environment never hides a missing dependency.
@@ -13,6 +21,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -20,6 +29,8 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".installed"
+WORKERS_PER_CORE = 2
+MAX_WORKERS = 8  # each worker runs an emulator of its own: more would crowd the machine
 
 
 def run(*argv: str | Path) -> None:
@@ -43,12 +54,48 @@ def demo(args: list[str]) -> None:
     run(BIN / "sqsjobs", "demo", *args)
 
 
+def pytest_argv(args: list[str], *, everything: bool) -> list[str]:
+    workers = min(MAX_WORKERS, WORKERS_PER_CORE * (os.cpu_count() or 1))
+    argv = [str(BIN / "python"), "-m", "pytest", "-n", str(workers), "--durations=15"]
+    if not everything and not any(arg == "-m" or arg.startswith("-m=") for arg in args):
+        argv += ["-m", "not slow"]
+    return argv + args
+
+
 def test(args: list[str]) -> None:
+    everything = "--all" in args
+    under_load = "--under-load" in args
+    rest = [arg for arg in args if arg not in ("--all", "--under-load")]
     ensure_venv("dev")
     run(BIN / "ruff", "check", ".")
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "mypy", "--strict", "src")
-    run(BIN / "python", "-m", "pytest", *args)
+    argv = pytest_argv(rest, everything=everything)
+    if under_load:
+        twice_at_once(argv)
+    else:
+        run(*argv)
+
+
+def twice_at_once(argv: list[str]) -> None:
+    """Run the tests twice, concurrently: each run is the other's load. Both must pass."""
+    logs = Path(tempfile.mkdtemp(prefix="sqsjobs-under-load-"))
+    runs = []
+    for turn in (1, 2):
+        log = (logs / f"run-{turn}.log").open("w")
+        command = [*argv, "-p", "no:cacheprovider"]
+        print("+", " ".join(command), f"> {log.name}", flush=True)
+        runs.append((subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log), log))
+    failed = 0
+    for turn, (process, log) in enumerate(runs, start=1):
+        code = process.wait()
+        log.close()
+        lines = (logs / f"run-{turn}.log").read_text().splitlines()
+        summary = lines[-1] if lines else "(no output)"
+        print(f"run {turn} (exit {code}): {summary}  [{logs / f'run-{turn}.log'}]", flush=True)
+        failed += code != 0
+    if failed:
+        raise subprocess.CalledProcessError(1, argv)
 
 
 COMMANDS = {"demo": demo, "test": test}

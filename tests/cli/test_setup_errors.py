@@ -18,6 +18,8 @@ from tests.aws.emulator import unique_prefix
 
 from .process import EMULATOR_AWS, clean_env, closed_port, run
 
+pytestmark = pytest.mark.slow  # a command process per case
+
 NO_STORE = {"SQSJOBS_TABLE": "jobs", "SQSJOBS_QUEUES": "default=https://sqs.example/1/jobs"}
 
 

@@ -17,11 +17,15 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import IO
 
+import pytest
+
 from sqsjobs import SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
 from .conftest import Env, invoke, wait_until
 from .test_worker import ROOT, SCRIPT
+
+pytestmark = pytest.mark.slow  # real command processes, pseudo-terminals and SIGINT
 
 TITLE = "Jobs and messages per queue"
 RULE = re.compile(r"^─+ \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ─+$", re.MULTILINE)

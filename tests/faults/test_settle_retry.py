@@ -29,6 +29,8 @@ from sqsjobs.aws.transports.endpoint import Endpoint
 from .conftest import FaultyAws
 from .faulty_aws import Fault, FaultInjector, FaultPlan
 
+pytestmark = pytest.mark.slow  # writes throttled for several leases of real time
+
 BOTOCORE_TRIES = 2
 # The next writes of an outcome are throttled for two rounds of botocore's tries.
 THROTTLED_UPDATES = FaultPlan(

@@ -21,6 +21,8 @@ from sqsjobs.infra import TEMPLATES
 
 from .support import load_template
 
+pytestmark = pytest.mark.slow  # checkov as a process, seconds per template
+
 CHECKOV = Path(sys.executable).parent / "checkov"
 PACKAGE = resources.files("sqsjobs.infra")
 
