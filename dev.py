@@ -1,9 +1,9 @@
 """Set-up and checks for a fresh clone, with nothing but python3 on the machine.
 
-    python3 dev.py demo                  # create .venv, install sqsjobs with the local AWS emulator, run the demo
-    python3 dev.py test                  # create .venv, install the dev tools; linters, type checks, the fast tests
-    python3 dev.py test --all            # the same with every test (what CI runs)
-    python3 dev.py test --under-load     # the tests twice at once, as on a busy machine (add --all for all)
+    python3 dev.py demo               # .venv with the local AWS emulator; the demo
+    python3 dev.py test               # .venv with the dev tools; lint, types, fast tests
+    python3 dev.py test --all         # the same with every test (what CI runs)
+    python3 dev.py test --under-load  # the tests twice at once, as on a busy machine
 
 The fast tests are every test not marked ``slow`` (real processes, real signals and
 seconds of real waiting: the chaos run, the upgrade suite, the installs, the commands
