@@ -55,12 +55,13 @@ WAVE = 40  # jobs per enqueue wave
 # Enqueue the next wave when fewer jobs than this are waiting: moto's ReceiveMessage
 # costs time in proportion to the queue's depth.
 LOW_WATER = 40
-# A bound for the loops, not a performance assertion: on a quiet 2-core machine the run
-# takes about a minute and a half; the emulator (moto) is its bottleneck.
-DEADLINE = 300.0
+# Only a hung run's end, not a bound on how long it takes: on a quiet 2-core machine the
+# run takes about a minute and a half, with the suite running twice at once over five.
+HUNG = 1_800.0
 # A healthy run never goes this long without a job running: a killed worker's job is back
-# within its two-second lease, and a replacement worker starts in about two seconds.
-STALL = 30.0
+# within its two-second lease, and a replacement worker starts in about two seconds (on
+# a loaded machine, a few times that).
+STALL = 60.0
 
 
 @dataclass
@@ -194,7 +195,7 @@ def records(store: SqsJobStore, endpoint: str, job_ids: list[str]) -> dict[str, 
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(DEADLINE + 60)
+@pytest.mark.timeout(HUNG)
 def test_sigkilled_workers_lose_no_job_and_rerun_at_most_one_per_kill(
     aws_endpoint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -219,7 +220,6 @@ def test_sigkilled_workers_lose_no_job_and_rerun_at_most_one_per_kill(
                 f"seed {seed}: no job ran for {STALL:g}s; {len(enqueued) - ran} of "
                 f"{len(enqueued)} enqueued jobs never ran (lost, or stuck)"
             )
-            assert now - started < DEADLINE, f"seed {seed}: {ran} of {len(enqueued)} jobs ran"
             fleet.check_alive()
             if len(enqueued) < JOBS and len(enqueued) - len(side_effects.jobs) < LOW_WATER:
                 wave = [EnqueueRequest("chaos.step", {"n": len(enqueued) + i}) for i in range(WAVE)]
@@ -230,7 +230,8 @@ def test_sigkilled_workers_lose_no_job_and_rerun_at_most_one_per_kill(
             side_effects.read()
         # The last runs' completions land a moment after their side effects.
         final: dict[str, Job] = {}
-        while time.monotonic() - started < DEADLINE:
+        settled_by = time.monotonic() + STALL
+        while time.monotonic() < settled_by:
             final = records(store, aws_endpoint, enqueued)
             if all(job.status is JobStatus.COMPLETED for job in final.values()):
                 break
