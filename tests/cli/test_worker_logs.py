@@ -33,7 +33,8 @@ def run_note(store: SqsJobStore, cli_env: Env, *args: str) -> tuple[str, str, st
     worker = start_worker(cli_env, *args)
     try:
         wait_until(lambda: get(store, job_id).status is JobStatus.COMPLETED, what="the note")
-        time.sleep(0.5)  # the completion's log record follows the store's write
+        # The completion's log record follows the store's write, in the same run, which
+        # the worker's drain lets finish before it exits.
         worker.send_signal(signal.SIGTERM)
         out, log = worker.communicate(timeout=30)
     finally:

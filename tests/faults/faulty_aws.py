@@ -107,6 +107,7 @@ class FaultInjector(RequestCounter):
         self._decide = threading.Lock()
         self.injected: Counter[tuple[str, str, Fault]] = Counter()
         self.eligible: Counter[tuple[str, str]] = Counter()
+        self.faulted = threading.Event()  # set once a fault was chosen (a test waits on it)
 
     def start(self, plan: FaultPlan) -> None:
         """Inject faults per ``plan`` from now on; the counts start again with it."""
@@ -116,6 +117,7 @@ class FaultInjector(RequestCounter):
             self._random = random.Random(plan.seed)
             self.injected.clear()
             self.eligible.clear()
+            self.faulted.clear()
 
     def stop(self) -> None:
         """No more faults; the counts stay for ``summary``."""
@@ -179,6 +181,7 @@ class FaultInjector(RequestCounter):
             fault = self._fault(plan, environ)
             if fault is not None:
                 self.injected[(service, action, fault)] += 1
+                self.faulted.set()
             return fault
 
     def _fault(self, plan: FaultPlan, environ: dict[str, Any]) -> Fault | None:

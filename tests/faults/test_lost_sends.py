@@ -167,7 +167,8 @@ async def test_a_claim_cancelled_after_receiving_releases_what_it_claimed(
     enqueued = (await queue.enqueue("interrupted")).job
     with faulty_aws.injector.faults(slow_claim_write):
         claiming = asyncio.create_task(healing.claim("default", "w", time.time(), wait=1))
-        await asyncio.sleep(0.3)  # received; the claim write is in flight
+        # Received, and the claim write is in flight (held back by the fault).
+        assert await asyncio.to_thread(faulty_aws.injector.faulted.wait, 30)
         claiming.cancel()
         with pytest.raises(asyncio.CancelledError):
             await claiming
