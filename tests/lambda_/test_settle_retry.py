@@ -153,8 +153,10 @@ def test_a_completion_throttled_past_the_deadline_is_reported_and_runs_again_lat
     )
     url = throttled.queue_urls["default"]
     event = receive_event(sqs, url, 1)
+    # 4 s to the deadline once the margin is off: the handler (instant) is long done when
+    # it comes, even on a loaded machine, so what the deadline finds is the pending write.
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
-        reply = handler(event, Context(remaining_ms=2_400))
+        reply = handler(event, Context(remaining_ms=5_000))
     assert reply == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
     held = queue.get(job.id)
     assert held is not None and (held.status, held.attempts) == (JobStatus.RUNNING, 1)
