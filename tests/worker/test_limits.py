@@ -1,8 +1,7 @@
 """Handler limits and the tenant cap in workers, on the memory store with real short runs.
 
 Overlap is measured from the instants each run started and ended, recorded by the
-handler itself; the bounds asserted are counts (runs at once), never durations, except
-the tenant test's generous bound in run-times.
+handler itself; the bounds asserted are counts (runs at once), never durations.
 """
 
 from __future__ import annotations
