@@ -14,6 +14,7 @@ tests count, not seconds.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -234,14 +235,7 @@ async def test_a_heartbeat_refused_by_the_completions_own_lost_write_counts_as_w
     store = heartbeats(faulty_aws, lambda beats: not beats[-1])
     queue = JobQueue(store)
     job = (await queue.enqueue("label.print", {"tenant": "göteborg-3"}, lease=LEASE)).job
-    lost_then_throttled = FaultPlan(
-        rate=1.0,
-        kinds=(Fault.THROTTLE,),
-        services=frozenset({"dynamodb"}),
-        actions=frozenset({"UpdateItem"}),
-        body_contains=COMPLETIONS,
-        first=(Fault.LOST_RESPONSE,),
-    )
+    lost_then_throttled = dataclasses.replace(THROTTLED_COMPLETIONS, first=(Fault.LOST_RESPONSE,))
     completed: list[str] = []
 
     async def print_label(ctx: JobContext) -> str:
