@@ -56,7 +56,10 @@ def demo(args: list[str]) -> None:
 
 def pytest_argv(args: list[str], *, everything: bool) -> list[str]:
     workers = min(MAX_WORKERS, WORKERS_PER_CORE * (os.cpu_count() or 1))
-    argv = [str(BIN / "python"), "-m", "pytest", "-n", str(workers), "--durations=15"]
+    # worksteal: a worker that runs out takes tests queued on another, so one long test
+    # (the chaos run) no longer leaves its worker's queue waiting behind it.
+    argv = [str(BIN / "python"), "-m", "pytest", "-n", str(workers), "--dist", "worksteal"]
+    argv.append("--durations=15")
     if not everything and not any(arg == "-m" or arg.startswith("-m=") for arg in args):
         argv += ["-m", "not slow"]
     return argv + args
