@@ -1,7 +1,7 @@
 """Write units per partition key, of the table and of each index, and the ceiling they set.
 
 N jobs go through the emulator (``enqueue_many`` in batches of 100, then one worker at
-concurrency 10, no-op handler) while its billing meter (``sqsjobs.testing_meter``) prices
+concurrency 10, no-op handler) while its billing meter (``sqsjobs.testing.meter``) prices
 every DynamoDB write from the item's before and after images. Each write lands on one
 partition key (the table's ``pk``, or an index's partition key), so summing WRU per key
 over the run gives each key's share of the job rate: WRU per job that passes.
@@ -35,7 +35,7 @@ from request_costs import (  # this folder: the scripts run as `python bench/...
 from sqsjobs import EnqueueRequest, JobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import local_aws
-from sqsjobs.testing_meter import BillingMeter, Write
+from sqsjobs.testing.meter import BillingMeter, Write
 
 LIMIT = 1000  # WRU/s one partition key takes
 RATES = (10_000, 50_000)  # jobs/s to extrapolate to

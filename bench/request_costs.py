@@ -12,7 +12,7 @@ of the emulator's speed. Scenarios:
 - idempotent duplicate: the second ``enqueue`` of a request with the same key;
 - payload of 1, 10 and 100 KB: the happy path alone with a payload of that many KB, an
   order document (JSON that compresses as real JSON does) and base64 of random bytes
-  (the worst case: long payloads are stored compressed), ``sqsjobs.testing_payloads``;
+  (the worst case: long payloads are stored compressed), ``sqsjobs.testing.payloads``;
 - limited handlers: 100 jobs of a handler with ``concurrency=`` or ``rate=``, through a
   worker at concurrency 10: a limit with room to spare, a saturated one (starts deferred
   and claimed again) and a rate. Slot items have no list-index entry (1 WRU a write),
@@ -27,7 +27,7 @@ of the emulator's speed. Scenarios:
 Prices (us-east-1, on-demand, list): DynamoDB $0.625 per million write request units and
 $0.125 per million read request units (since the November 2024 reduction); SQS standard
 $0.40 per million requests. Write and read units are measured, not assumed: the
-emulator's billing meter (``sqsjobs.testing_meter``) prices every DynamoDB request from
+emulator's billing meter (``sqsjobs.testing.meter``) prices every DynamoDB request from
 the items' before and after images, list-index writes included.
 
     python bench/request_costs.py
@@ -45,9 +45,9 @@ from typing import Any
 from sqsjobs import Backoff, EnqueueRequest, JobContext, JobQueue, JobRegistry, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
-from sqsjobs.testing_billing import dollars_per_million_jobs
-from sqsjobs.testing_meter import BillingMeter, Read, Write, totals
-from sqsjobs.testing_payloads import order_document, random_document
+from sqsjobs.testing.billing import dollars_per_million_jobs
+from sqsjobs.testing.meter import BillingMeter, Read, Write, totals
+from sqsjobs.testing.payloads import order_document, random_document
 
 Scenario = Callable[[JobQueue, RequestCounter], Awaitable[tuple[RequestCounts, int]]]
 

@@ -18,7 +18,7 @@ import time
 from opentelemetry import trace  # noqa: F401  (imported, no provider: tracing is off)
 
 from sqsjobs import JobQueue, MemoryJobStore
-from sqsjobs._tracing import RunSpan, enqueue_span
+from sqsjobs.observe.tracing import RunSpan, enqueue_span
 
 
 async def per_enqueue(queue: JobQueue, rounds: int) -> float:

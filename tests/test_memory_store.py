@@ -17,8 +17,8 @@ from sqsjobs import (
     JobStatus,
     MemoryJobStore,
 )
-from sqsjobs._enqueue import prepare
-from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
+from sqsjobs.core.lifecycle import LEASE_EXPIRED_ERROR
+from sqsjobs.producer.enqueue import prepare
 
 from .support.clock import REALISTIC_START, FakeClock
 from .support.config import make_config

@@ -19,8 +19,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._backoff import Backoff, compute_backoff
-from ._errors import (
+from .core.backoff import Backoff, compute_backoff
+from .core.errors import (
     JobBatchError,
     JobConfigError,
     JobError,
@@ -28,45 +28,50 @@ from ._errors import (
     JobIdempotencyConflictError,
     JobTimeoutError,
 )
-from ._models import Job, JobStatus
-from ._version import __version__ as __version__
+from .core.models import Job, JobStatus
+
+# The release: the one place it is written (pyproject.toml reads it from here). Bump it
+# with every release and say in CHANGELOG.md what changed and how to upgrade; a change
+# to what is stored or sent also says which releases can read it.
+__version__ = "0.2.0"
 
 if TYPE_CHECKING:
-    from ._cron import Cron
-    from ._handlers import Handler, JobContext, JobRegistry
-    from ._idempotency import job_idempotency_key
-    from ._memory import MemoryJobStore
-    from ._metrics import Metrics
-    from ._metrics_emf import EmfMetrics
-    from ._metrics_prometheus import PrometheusMetrics
-    from ._queue import JobQueue, SyncJobQueue
-    from ._requests import EnqueueRequest, EnqueueResult, JobFilter, JobPage
-    from ._store import JobStore, SyncJobStore
-    from ._tenant import SyncTenantJobQueue, TenantJobQueue
-    from ._worker import JobWorker, WorkerState
+    from .core.idempotency import job_idempotency_key
+    from .core.requests import EnqueueRequest, EnqueueResult, JobFilter, JobPage
+    from .core.store import JobStore, SyncJobStore
+    from .cron.schedule import Cron
+    from .handlers.context import JobContext
+    from .handlers.registry import Handler, JobRegistry
+    from .memory.store import MemoryJobStore
+    from .observe.emf import EmfMetrics
+    from .observe.metrics import Metrics
+    from .observe.prometheus import PrometheusMetrics
+    from .producer.queue import JobQueue, SyncJobQueue
+    from .producer.tenant import SyncTenantJobQueue, TenantJobQueue
+    from .worker.job_worker import JobWorker, WorkerState
 
 _LAZY = {
-    "Cron": "._cron",
-    "Handler": "._handlers",
-    "JobContext": "._handlers",
-    "JobRegistry": "._handlers",
-    "job_idempotency_key": "._idempotency",
-    "MemoryJobStore": "._memory",
-    "Metrics": "._metrics",
-    "EmfMetrics": "._metrics_emf",
-    "PrometheusMetrics": "._metrics_prometheus",
-    "JobQueue": "._queue",
-    "SyncJobQueue": "._queue",
-    "EnqueueRequest": "._requests",
-    "EnqueueResult": "._requests",
-    "JobFilter": "._requests",
-    "JobPage": "._requests",
-    "JobStore": "._store",
-    "SyncJobStore": "._store",
-    "SyncTenantJobQueue": "._tenant",
-    "TenantJobQueue": "._tenant",
-    "JobWorker": "._worker",
-    "WorkerState": "._worker",
+    "Cron": ".cron.schedule",
+    "Handler": ".handlers.registry",
+    "JobContext": ".handlers.context",
+    "JobRegistry": ".handlers.registry",
+    "job_idempotency_key": ".core.idempotency",
+    "MemoryJobStore": ".memory.store",
+    "Metrics": ".observe.metrics",
+    "EmfMetrics": ".observe.emf",
+    "PrometheusMetrics": ".observe.prometheus",
+    "JobQueue": ".producer.queue",
+    "SyncJobQueue": ".producer.queue",
+    "EnqueueRequest": ".core.requests",
+    "EnqueueResult": ".core.requests",
+    "JobFilter": ".core.requests",
+    "JobPage": ".core.requests",
+    "JobStore": ".core.store",
+    "SyncJobStore": ".core.store",
+    "SyncTenantJobQueue": ".producer.tenant",
+    "TenantJobQueue": ".producer.tenant",
+    "JobWorker": ".worker.job_worker",
+    "WorkerState": ".worker.job_worker",
 }
 
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from sqsjobs.testing import RequestCounter, RequestCounts, WsgiApp, local_aws
-from sqsjobs.testing_meter import BillingMeter
+from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
+from sqsjobs.testing.meter import BillingMeter
+from sqsjobs.testing.wsgi import WsgiApp
 
 ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "testing",

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqsjobs import EnqueueRequest, Job
-from sqsjobs._enqueue import Prepared, prepare
 from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job
 from sqsjobs.aws.wire.layout import Layout
 from sqsjobs.aws.wire.protocol import AwsError, Call, ConditionFailed, Reply
 from sqsjobs.aws.wire.sqs import Message, QueueInfo
+from sqsjobs.producer.enqueue import Prepared, prepare
 from tests.support.config import make_config
 
 NOW = 1_796_094_741.2439704  # like time.time(): digits a datetime cannot keep

@@ -22,9 +22,9 @@ from botocore.exceptions import ClientError
 
 from sqsjobs import JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.testing_billing import item_size
-from sqsjobs.testing_meter import Read, Write, totals
-from sqsjobs.testing_payloads import json_size, order_document, random_document
+from sqsjobs.testing.billing import item_size
+from sqsjobs.testing.meter import Read, Write, totals
+from sqsjobs.testing.payloads import json_size, order_document, random_document
 
 from .emulator import METER
 

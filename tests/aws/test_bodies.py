@@ -25,7 +25,7 @@ from sqsjobs import (
 )
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire.items import BODY_EXTEND_WITHIN, BODY_LIFE, INLINE_PAYLOAD_BYTES
-from sqsjobs.testing_payloads import random_document
+from sqsjobs.testing.payloads import random_document
 
 from .conftest import SKEW
 

@@ -4,7 +4,7 @@ Happy path: one DynamoDB write at enqueue (a conditional ``PutItem``, which on-d
 capacity bills like one item of a batch write), one at claim, one at complete, no reads;
 SQS sends, receives and deletes batched so that requests per job approach 0.3. What the
 writes bill is asserted too, as write request units computed from the item images the
-emulator holds before and after each write (``sqsjobs.testing_meter``): 5 per small job,
+emulator holds before and after each write (``sqsjobs.testing.meter``): 5 per small job,
 3 on the table and 2 on the list index.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.store import background
-from sqsjobs.testing_meter import Write, totals
+from sqsjobs.testing.meter import Write, totals
 
 from .emulator import COUNTER, METER
 

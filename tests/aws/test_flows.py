@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 
 from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
-from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 from sqsjobs.aws.flows import claim as _claim
 from sqsjobs.aws.flows import put as _flows
 from sqsjobs.aws.flows import settle as _settle
@@ -16,6 +15,7 @@ from sqsjobs.aws.flows.claim import Delivery
 from sqsjobs.aws.wire import sqs as _sqs
 from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job, keyed_id, stored_from_item
 from sqsjobs.aws.wire.protocol import Call, Parallel, adrive, drive
+from sqsjobs.core.lifecycle import LEASE_EXPIRED_ERROR
 
 from .fakes import DLQ, NOW, URL, FakeAws, failure, layout, message, prepared, refused, stored
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
-from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.core.lifecycle import LEASE_EXPIRED_ERROR
 
 from .conftest import SKEW, depth
 

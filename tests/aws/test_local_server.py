@@ -1,4 +1,4 @@
-"""The emulator's server (``sqsjobs.testing_server``) keeps connections open between
+"""The emulator's server (``sqsjobs.testing.server``) keeps connections open between
 requests, as AWS does, without ever taking one request's body for the next; and it
 serves the AWS APIs to SDKs on this machine, nothing of moto's own and nothing to a
 web page."""
@@ -20,7 +20,8 @@ import pytest
 from sqsjobs import EnqueueRequest, JobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.cli._emulator import emulated_aws
-from sqsjobs.testing import RequestCounter, WsgiApp, local_aws
+from sqsjobs.testing import RequestCounter, local_aws
+from sqsjobs.testing.wsgi import WsgiApp
 
 from .emulator import ENVIRONMENT, unique_prefix
 

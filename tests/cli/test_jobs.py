@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import sqsjobs._enqueue
+import sqsjobs.producer.enqueue
 from sqsjobs import EnqueueRequest, JobQueue, JobStatus, JobWorker, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
@@ -221,7 +221,7 @@ def test_an_ambiguous_prefix_exits_2_listing_the_matches(
     made = iter(["5eed0c" + "a" * 26, "5eed0c" + "b" * 26, "5eed0d" + "c" * 26])
     # Two random ids share 6 characters once in 16 million pairs: the ids are chosen here.
     chosen = SimpleNamespace(uuid4=lambda: SimpleNamespace(hex=next(made)))
-    monkeypatch.setattr(sqsjobs._enqueue, "uuid", chosen)
+    monkeypatch.setattr(sqsjobs.producer.enqueue, "uuid", chosen)
     producer = SyncJobQueue(store)
     first, second, third = (producer.enqueue("email.send", {"n": n}).job for n in range(3))
 

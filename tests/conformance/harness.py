@@ -6,9 +6,10 @@ sleeps; tests therefore keep durations short (leases and delays of a second or t
 Every harness offers the queues ``default`` and ``other``, and its store keeps terminal
 records for ``RETENTION`` seconds (``DEAD_RETENTION`` for dead ones).
 
-The producer operations (put, put_many, get, cancel, list) also have a blocking face, the
-store's ``sync``. A test module, or a test, marked ``BOTH_FACES`` runs once more with
-those operations taken through it (``ThroughBlockingFace``); the rest stay async.
+The producer operations (put, put_many, get, cancel, list) and the operator calls both
+stores have (retry, redrive) also have a blocking face, the store's ``sync``. A test
+module, or a test, marked ``BOTH_FACES`` runs once more with those calls taken through it
+(``ThroughBlockingFace``); the rest stay async.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing import Any
 import pytest
 
 from sqsjobs import EnqueueResult, Job, JobFilter, JobPage, JobStore, SyncJobStore
+from sqsjobs.core.reports import RedriveProgress, RedriveReport
+from sqsjobs.core.store import SyncRedriveStore, SyncRetryStore
 
 QUEUES = ("default", "other")
 # Every harness builds its store with these, so retention tests need only a short wait.
@@ -103,6 +106,23 @@ class ThroughBlockingFace:
         self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
     ) -> bool:
         return await self._store.release(job_id, lease_token, error, now, run_at=run_at)
+
+    async def retry(self, job_id: str, now: float) -> bool:
+        blocking: SyncRetryStore = self._blocking  # type: ignore[assignment]
+        return await asyncio.to_thread(blocking.retry, job_id, now)
+
+    async def redrive(
+        self,
+        queue: str | None = None,
+        *,
+        limit: int | None = None,
+        on_progress: RedriveProgress | None = None,
+        name: str | None = None,
+    ) -> RedriveReport:
+        blocking: SyncRedriveStore = self._blocking  # type: ignore[assignment]
+        return await asyncio.to_thread(
+            lambda: blocking.redrive(queue, limit=limit, on_progress=on_progress, name=name)
+        )
 
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return await asyncio.to_thread(self._blocking.list, filter, limit, cursor, now)

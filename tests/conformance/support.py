@@ -1,6 +1,6 @@
 """Building jobs and driving a harness's store through the SPI, for the conformance tests.
 
-Jobs are built by ``_enqueue.prepare``, the producer's own path, so every record a test
+Jobs are built by ``producer.enqueue.prepare``, the producer's own path, so every record a test
 writes is one a ``JobQueue`` could have written. Times are epoch seconds from the
 harness's clock; ``at`` lets a test build a record created earlier than now without
 waiting, which keeps the real-time kinds fast.
@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqsjobs import EnqueueRequest, Job, JobFilter, JobStatus
-from sqsjobs._backoff import Backoff
-from sqsjobs._enqueue import Prepared, QueueConfig, prepare
+from sqsjobs.core.backoff import Backoff
+from sqsjobs.producer.enqueue import Prepared, QueueConfig, prepare
 
 from .harness import Harness
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from sqsjobs import Job, JobStatus
-from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
+from sqsjobs.core.lifecycle import LEASE_EXPIRED_ERROR
 
 from .harness import Harness
 from .support import claim, claim_one, get, put, utc

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 
 from sqsjobs import JobStatus
-from sqsjobs._store import LimitStore, SlotTaken
+from sqsjobs.core.store import LimitStore, SlotTaken
 
 from .harness import Harness
 from .support import claim, claim_one, get, list_ids, put, utc

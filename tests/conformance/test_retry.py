@@ -1,7 +1,7 @@
 """``retry``, the operator's call that runs a dead job again: the same on every store.
 
-Not in the ``JobStore`` protocol (a store may leave it out), but both stores have it
-and the dashboard's Retry relies on them agreeing.
+Not in the ``JobStore`` protocol but its own capability (``RetryStore``): both stores
+have it, on both faces, and the dashboard's Retry relies on them agreeing.
 """
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from typing import Any
 
 from sqsjobs import JobStatus
 
-from .harness import Harness
+from .harness import BOTH_FACES, Harness
 from .support import claim_one, get, put, utc
+
+pytestmark = BOTH_FACES
 
 
 async def test_retry_queues_a_dead_job_with_its_attempts_reset(harness: Harness) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqsjobs.testing_billing import (
+from sqsjobs.testing.billing import (
     Charge,
     Index,
     Schema,

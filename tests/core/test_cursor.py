@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sqsjobs import JobConfigError
-from sqsjobs._cursor import decode_cursor, encode_cursor
+from sqsjobs.core.cursor import decode_cursor, encode_cursor
 
 
 def test_cursor_round_trips() -> None:

@@ -16,8 +16,8 @@ from sqsjobs import (
     MemoryJobStore,
     SyncJobQueue,
 )
-from sqsjobs._enqueue import list_filter, prepare, prepare_many
-from sqsjobs._idempotency import fingerprint
+from sqsjobs.core.idempotency import fingerprint
+from sqsjobs.producer.enqueue import list_filter, prepare, prepare_many
 
 from ..support.config import NOW, make_config
 

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sqsjobs import JobConfigError, job_idempotency_key
-from sqsjobs._idempotency import fingerprint
-from sqsjobs._validation import IDEMPOTENCY_KEY
+from sqsjobs.core.idempotency import fingerprint
+from sqsjobs.core.validation import IDEMPOTENCY_KEY
 
 
 @pytest.mark.parametrize(

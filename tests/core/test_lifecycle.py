@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sqsjobs import JobStatus
-from sqsjobs._lifecycle import (
+from sqsjobs.core.lifecycle import (
     CANCELLABLE,
     TERMINAL,
     WAITING,

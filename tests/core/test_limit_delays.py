@@ -1,11 +1,12 @@
-"""How long a deferred start waits (``sqsjobs._limits.defer_delay``), and the limit keys."""
+"""How long a deferred start waits (``sqsjobs.worker.permits.defer_delay``), and the limit keys."""
 
 from __future__ import annotations
 
 import pytest
 
-from sqsjobs._limits import DEFER_MAX, DEFER_MIN, HandlerLimits, Limit, defer_delay
-from sqsjobs._models import Job
+from sqsjobs.core.models import Job
+from sqsjobs.handlers.limits import HandlerLimits, Limit
+from sqsjobs.worker.permits import DEFER_MAX, DEFER_MIN, defer_delay
 
 NOW = 1_796_094_741.25
 
@@ -46,7 +47,7 @@ def test_limit_keys_name_the_job_and_with_per_tenant_its_tenant(job: Job) -> Non
 @pytest.fixture
 def job() -> Job:
     from sqsjobs import EnqueueRequest
-    from sqsjobs._enqueue import prepare
+    from sqsjobs.producer.enqueue import prepare
     from tests.support.config import make_config
 
     config = make_config(clock=lambda: NOW)

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 import pytest
 
-from sqsjobs._log_format import JsonFormatter, TextFormatter
+from sqsjobs.observe.log_format import JsonFormatter, TextFormatter
 from tests.support.clock import REALISTIC_START
 
 

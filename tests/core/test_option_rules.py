@@ -25,8 +25,8 @@ from sqsjobs import (
     MemoryJobStore,
     SyncJobQueue,
 )
-from sqsjobs._enqueue import list_filter, prepare
 from sqsjobs.contrib.asgi import JobsLifespan
+from sqsjobs.producer.enqueue import list_filter, prepare
 
 from ..support.config import NOW, make_config
 

@@ -27,7 +27,7 @@ def test_the_formatter_formats_every_line(path: Path) -> None:
 
 
 def test_the_memory_store_is_importable_from_the_package_root() -> None:
-    from sqsjobs._memory import MemoryJobStore
+    from sqsjobs.memory.store import MemoryJobStore
 
     assert sqsjobs.MemoryJobStore is MemoryJobStore
-    assert MemoryJobStore.__module__ == "sqsjobs._memory"
+    assert MemoryJobStore.__module__ == "sqsjobs.memory.store"

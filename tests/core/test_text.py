@@ -8,9 +8,9 @@ import unicodedata
 
 import pytest
 
-from sqsjobs._errors import MAX_ERROR_CHARS, describe_error
-from sqsjobs._log import Event, log_event
-from sqsjobs._text import escape_controls, escape_json_controls, redact_credentials, safe_line
+from sqsjobs.core.errors import MAX_ERROR_CHARS, describe_error
+from sqsjobs.core.text import escape_controls, escape_json_controls, redact_credentials, safe_line
+from sqsjobs.observe.log import Event, log_event
 
 BIDI_CONTROLS = [
     "\u061c",

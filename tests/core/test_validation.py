@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from sqsjobs import EnqueueRequest, Job, JobConfigError, JobStatus
-from sqsjobs._enqueue import prepare
-from sqsjobs._validation import checked_json, plain_json
+from sqsjobs.core.validation import checked_json, plain_json
+from sqsjobs.producer.enqueue import prepare
 
 from ..support.config import NOW, make_config
 

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 
 from sqsjobs import EnqueueRequest, JobQueue, JobStore
-from sqsjobs._enqueue import prepare
+from sqsjobs.producer.enqueue import prepare
 
 HOSTILE_NAME = '"><img src=x onerror=alert(1)>'
 HOSTILE_ERROR = 'ValueError: <script>alert("error")</script> for "><img onerror=alert(2)>'

@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqsjobs import EnqueueRequest, Job, JobStatus
-from sqsjobs._enqueue import prepare
-from sqsjobs._time import utc
 from sqsjobs.contrib.dashboard._figures import (
     BUCKETS,
     age,
@@ -16,6 +14,8 @@ from sqsjobs.contrib.dashboard._figures import (
     throughput,
     timeline,
 )
+from sqsjobs.core.times import utc
+from sqsjobs.producer.enqueue import prepare
 from tests.support.clock import REALISTIC_START
 from tests.support.config import make_config
 

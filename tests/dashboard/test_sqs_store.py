@@ -116,7 +116,7 @@ async def test_retry_of_a_dead_job_whose_payload_is_gone_says_why(
     import boto3
 
     from sqsjobs import JobQueue
-    from sqsjobs.testing_payloads import random_document
+    from sqsjobs.testing.payloads import random_document
 
     payload = {"invoice": "Zürich-9", **random_document(3_000, seed=9)}
     job = (await JobQueue(sqs_store).enqueue("billing.charge", payload, max_attempts=1)).job

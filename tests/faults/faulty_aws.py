@@ -47,7 +47,9 @@ from typing import Any
 
 from botocore.config import Config
 
-from sqsjobs.testing import RequestCounter, WsgiApp, _body, _service_action
+from sqsjobs.testing import RequestCounter
+from sqsjobs.testing.counter import service_action
+from sqsjobs.testing.wsgi import WsgiApp, request_body
 
 StartResponse = Callable[..., Any]
 
@@ -145,7 +147,7 @@ class FaultInjector(RequestCounter):
         counted = super().wrap(app)
 
         def faulty(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-            service, action = _service_action(environ)
+            service, action = service_action(environ)
             fault = self._choose(service, action, environ)
             if fault is None:
                 return counted(environ, start_response)
@@ -199,7 +201,7 @@ class FaultInjector(RequestCounter):
 
 def _text(environ: dict[str, Any]) -> str:
     """The request's body as text, put back for whoever reads it next."""
-    return _body(environ).decode("utf-8", "replace")
+    return request_body(environ).decode("utf-8", "replace")
 
 
 def _apply(app: WsgiApp, environ: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ import boto3  # type: ignore[import-untyped]
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobRegistry
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire.items import BODY_EXTEND_WITHIN, BODY_LIFE, DEFAULT_SHARDS, item_from_job
-from sqsjobs.testing_payloads import random_document
+from sqsjobs.testing.payloads import random_document
 
 from .calls import Deployed
 from .support import sample_job

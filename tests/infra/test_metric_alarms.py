@@ -15,9 +15,9 @@ from typing import Any
 import boto3
 import pytest
 
-from sqsjobs._metrics import DEFAULT_NAMESPACE
-from sqsjobs._metrics_emf import BY_JOB, OUTCOME_METRICS, QUEUE
 from sqsjobs.infra import deploy_stack
+from sqsjobs.observe.emf import BY_JOB, OUTCOME_METRICS, QUEUE
+from sqsjobs.observe.metrics import DEFAULT_NAMESPACE
 
 from .support import load_template, resources
 

@@ -66,10 +66,10 @@ def test_declaring_a_cron_without_croniter_names_the_cron_extra() -> None:
 
 
 def test_a_missing_module_of_sqsjobs_itself_is_not_blamed_on_the_extra() -> None:
-    completed = run_without(("sqsjobs._cron",), "from sqsjobs import Cron")
+    completed = run_without(("sqsjobs.cron.schedule",), "from sqsjobs import Cron")
     assert completed.returncode == 1
     assert completed.stderr.splitlines()[-1] == (
-        "ModuleNotFoundError: import of sqsjobs._cron halted; None in sys.modules"
+        "ModuleNotFoundError: import of sqsjobs.cron.schedule halted; None in sys.modules"
     )
 
 
@@ -78,7 +78,7 @@ def test_the_command_without_its_extra_prints_one_line_and_exits_2(package: str)
     completed = run_without(
         (package,),
         "sys.argv = ['sqsjobs', 'worker', '--help']\n"
-        "from sqsjobs._command import main\nraise SystemExit(main())",
+        "from sqsjobs.__main__ import main\nraise SystemExit(main())",
     )
     assert (completed.returncode, completed.stdout, completed.stderr) == (2, "", COMMAND_LINE)
 
@@ -87,7 +87,7 @@ def test_the_command_with_its_extra_runs_the_command_line() -> None:
     completed = run_without(
         (),
         "sys.argv = ['sqsjobs', 'worker', '--help']\n"
-        "from sqsjobs._command import main\nraise SystemExit(main())",
+        "from sqsjobs.__main__ import main\nraise SystemExit(main())",
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.startswith("Usage: sqsjobs worker ")
@@ -95,7 +95,7 @@ def test_the_command_with_its_extra_runs_the_command_line() -> None:
 
 def test_the_command_does_not_hide_a_missing_module_of_its_own() -> None:
     completed = run_without(
-        ("sqsjobs.cli._demo",), "from sqsjobs._command import main\nraise SystemExit(main())"
+        ("sqsjobs.cli._demo",), "from sqsjobs.__main__ import main\nraise SystemExit(main())"
     )
     assert completed.returncode == 1
     assert completed.stderr.splitlines()[-1] == (

@@ -192,10 +192,10 @@ def test_importing_the_handler_module_loads_no_asyncio_aws_stack() -> None:
 # What a Lambda function that only runs jobs must not pay for at its cold start: the
 # producer's writes and values, lookups, operator calls, the worker's receive-ahead.
 NOT_FOR_RUNNING_JOBS = (
-    "sqsjobs._requests",
-    "sqsjobs._queue",
-    "sqsjobs._worker",
-    "sqsjobs._memory",
+    "sqsjobs.core.requests",
+    "sqsjobs.producer.queue",
+    "sqsjobs.worker.job_worker",
+    "sqsjobs.memory.store",
     "sqsjobs.aws.flows.put",
     "sqsjobs.aws.flows.lookup",
     "sqsjobs.aws.flows.listing",
@@ -206,7 +206,7 @@ NOT_FOR_RUNNING_JOBS = (
 )
 # Dataclasses the public API defines as such (SPEC); a frozen dataclass execs six methods
 # when its module loads, so internal records on this path are NamedTuples.
-PUBLIC_DATACLASSES = {"sqsjobs._backoff.Backoff", "sqsjobs._handlers.JobContext"}
+PUBLIC_DATACLASSES = {"sqsjobs.core.backoff.Backoff", "sqsjobs.handlers.context.JobContext"}
 
 
 def test_importing_the_handler_module_builds_only_what_running_a_job_needs() -> None:

@@ -1,6 +1,6 @@
 """The Lambda handler records an outcome through a throttled table, as a worker does.
 
-The run is the worker's (``sqsjobs._run``): a completion whose store call raises is
+The run is the worker's (``sqsjobs.worker.run``): a completion whose store call raises is
 tried again, heartbeats holding the lease however many leases that takes, and the
 invocation's remaining time (less the safety margin) bounds the tries, so the handler
 still answers Lambda in time. An outcome left unrecorded at the deadline is reported in

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqsjobs._backoff import Backoff
-from sqsjobs._enqueue import QueueConfig
+from sqsjobs.core.backoff import Backoff
+from sqsjobs.producer.enqueue import QueueConfig
 
 from .clock import REALISTIC_START
 

@@ -21,7 +21,7 @@ import pytest
 
 from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.testing_payloads import random_document
+from sqsjobs.testing.payloads import random_document
 
 from .conftest import Deployment
 from .old_side import digest

@@ -17,7 +17,7 @@ from sqsjobs import JobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.infra import deploy_stack
 from sqsjobs.infra._deploy import Deployment
-from sqsjobs.testing_payloads import random_document
+from sqsjobs.testing.payloads import random_document
 from tests.aws.emulator import unique_prefix
 
 from .previous import previous_file

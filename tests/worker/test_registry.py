@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from sqsjobs import JobConfigError, JobContext, JobRegistry, JobStatus, JobWorker
-from sqsjobs._handlers import HandlerSpec
+from sqsjobs.handlers.registry import HandlerSpec
 
 from .conftest import Env
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker, MemoryJobStore, _lease
+from sqsjobs import Backoff, JobContext, JobQueue, JobStatus, JobWorker, MemoryJobStore
+from sqsjobs.worker import lease as _lease
 
 from ..support.clock import FakeClock
 from .flaky import FlakyWrites, Hooks, events, flaky_env
@@ -306,7 +307,7 @@ async def test_a_write_refused_as_invalid_is_let_go_and_the_next_claim_counts_it
 
 
 def test_which_store_errors_a_retry_may_get_past() -> None:
-    from sqsjobs._errors import retryable
+    from sqsjobs.core.errors import retryable
 
     from .flaky import Refused, Throttled
 

@@ -16,7 +16,7 @@ import logging
 import pytest
 
 from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
-from sqsjobs._lifecycle import LEASE_EXPIRED_ERROR
+from sqsjobs.core.lifecycle import LEASE_EXPIRED_ERROR
 
 from .conftest import Env
 from .flaky import FlakyWrites, Hooks, events, flaky_env

@@ -83,7 +83,7 @@ async def test_failed_runs_record_their_exception_and_outcome(env: Env, spans: S
     assert [dict(s.attributes or {})["sqsjobs.job.attempt"] for s in (first, second)] == [1, 2]
     outcomes = [dict(s.attributes or {})["sqsjobs.job.outcome"] for s in (first, second)]
     assert outcomes == ["retried", "dead"]
-    fatal = "sqsjobs._errors.JobFatalError"
+    fatal = "sqsjobs.core.errors.JobFatalError"
     for span, kind in ((first, "ConnectionResetError"), (second, fatal)):
         assert span.status.status_code is StatusCode.ERROR
         [event] = span.events

@@ -17,19 +17,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .flows.dead_letters import DeadLetter
-    from .flows.reconcile import ReconcileReport
-    from .flows.redrive import RedriveReport
-    from .flows.stats import QueueStats
+    from ..core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
     from .store.sqs_store import SqsJobStore
 
 __all__ = ["DeadLetter", "QueueStats", "ReconcileReport", "RedriveReport", "SqsJobStore"]
 
 _LAZY = {
-    "DeadLetter": ".flows.dead_letters",
-    "QueueStats": ".flows.stats",
-    "ReconcileReport": ".flows.reconcile",
-    "RedriveReport": ".flows.redrive",
+    "DeadLetter": "..core.reports",
+    "QueueStats": "..core.reports",
+    "ReconcileReport": "..core.reports",
+    "RedriveReport": "..core.reports",
     "SqsJobStore": ".store.sqs_store",
 }
 

@@ -20,17 +20,18 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .._crons import cron_class, merged, tick_stamp
-from .._enqueue import prepare
-from .._errors import JobConfigError, JobIdempotencyConflictError, describe_error
-from .._handlers import JobRegistry
-from .._log import Event, default_logger, log_event
-from .._queue import SyncJobQueue
-from .._requests import EnqueueRequest
-from .._validation import Span, seconds
+from ..core.errors import JobConfigError, JobIdempotencyConflictError, describe_error
+from ..core.requests import EnqueueRequest
+from ..core.validation import Span, seconds
+from ..cron.declared import cron_class, merged
+from ..cron.keys import tick_stamp
+from ..handlers.registry import JobRegistry
+from ..observe.log import Event, default_logger, log_event
+from ..producer.enqueue import prepare
+from ..producer.queue import SyncJobQueue
 
 if TYPE_CHECKING:
-    from .._cron import Cron
+    from ..cron.schedule import Cron
     from .store.sqs_store import SqsJobStore
 
 CronHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]

@@ -5,7 +5,7 @@
     crons = make_cron_handler(store=SqsJobStore.from_env(), registry=registry)  # each minute
 
 Each record is claimed with the same conditional write a worker uses and run by the same
-algorithm (``sqsjobs._run``); only the reporting differs. Lambda deletes every message
+algorithm (``sqsjobs.worker.run``); only the reporting differs. Lambda deletes every message
 not named in ``batchItemFailures``, so a message is named unless its job reached an end:
 
     completed, dead (already sent to the DLQ) ──► not named: Lambda deletes the message
@@ -18,7 +18,7 @@ stop at the first record that does not finish, naming it and every record after 
 A job's timeout is capped by the invocation's remaining time less ``safety_margin``; a
 job cut off there is released (the attempt is not counted), never lost. That deadline
 also ends the tries of an outcome's write that keeps failing (heartbeats hold the lease
-until then, ``sqsjobs._lease``): the record is left to the next claim after its lease,
+until then, ``sqsjobs.worker.lease``): the record is left to the next claim after its lease,
 and the message is named, so it comes back.
 
 The module loads boto3 only: the handler works through a Lambda-mode store over the
@@ -38,14 +38,15 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._backoff import Backoff
-from .._handlers import JobRegistry
-from .._log import LOGGER_NAME, Event, default_logger
-from .._metrics import Metrics, MetricsMode, RegisteredNames, metrics_for, metrics_from_env
-from .._models import Job
-from .._run import Hook, Hooks, JobRun, Outcome, RunSettings
-from .._store import watch_claims
-from .._validation import Span, seconds
+from ..core.backoff import Backoff
+from ..core.models import Job
+from ..core.store import watch_claims
+from ..core.validation import Span, seconds
+from ..handlers.registry import JobRegistry
+from ..observe.log import LOGGER_NAME, Event, default_logger
+from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
+from ..observe.outputs import metrics_for, metrics_from_env
+from ..worker.run import Hook, Hooks, JobRun, Outcome, RunSettings
 from .store.sqs_store import LambdaMode, SqsJobStore, lambda_mode
 from .wire.sqs import Message
 

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from .. import Cron, JobConfigError, JobRegistry
-from .._cron import check_timezone
-from .._crons import merged
-from .._log import LOGGER_NAME
+from ..cron.declared import merged
+from ..cron.schedule import check_timezone
+from ..observe.log import LOGGER_NAME
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORM = "'MIN HOUR DAY MONTH WEEKDAY JOB' (five cron fields, then the job name)"

@@ -20,8 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import Job, JobStatus
-from .._log import EVENT_PREFIX, LOGGER_NAME, Event
-from .._text import escape_controls
+from ..core.text import escape_controls
+from ..observe.log import EVENT_PREFIX, LOGGER_NAME, Event
 from ._render import LiteralTable, cell, counts_text, json_text, short_id, status_text, table
 from ._scenario import Enqueued, Progress
 

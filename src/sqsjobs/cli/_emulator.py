@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..testing import local_aws
+from ..testing.emulator import local_aws
 
 DEMO_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "demo",

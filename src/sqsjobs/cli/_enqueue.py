@@ -1,7 +1,7 @@
 """``sqsjobs enqueue``: put one job on a queue from a shell, a script or a runbook.
 
 Every option of ``SyncJobQueue.enqueue`` has a flag, checked by the rule the library
-applies to it (``_validation``), so a value is refused with the same words whichever way
+applies to it (``core.validation``), so a value is refused with the same words whichever way
 it arrives. Input that cannot be a job (bad JSON, an unreadable payload file, a value
 outside its range, a naive ``--run-at``, an unknown queue) is bad usage: exit 2, nothing
 sent. A valid request the store refuses (an idempotency key already bound to a different
@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import EnqueueResult, JobConfigError, SyncJobQueue
-from .._validation import (
+from ..core.validation import (
     DELAY,
     LEASE,
     MAX_PRIORITY,

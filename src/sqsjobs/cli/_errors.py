@@ -30,7 +30,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
 )
 
 from .. import JobConfigError, JobError
-from .._text import escape_controls, redact_credentials, safe_line
+from ..core.text import escape_controls, redact_credentials, safe_line
 
 MAX_MESSAGE_CHARS = 300
 

@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from .._text import escape_controls
+from ..core.text import escape_controls
 from ..infra import TEMPLATES, StackEvent, deploy_stack, template_parameters, template_text
 from ._config import AwsConfig, aws_options
 from ._errors import usage_error

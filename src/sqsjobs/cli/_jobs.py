@@ -19,7 +19,7 @@ import click
 from rich.console import Group, RenderableType
 
 from .. import JobConfigError, JobPage, JobStatus, SyncJobQueue
-from .._lifecycle import CANCELLABLE
+from ..core.lifecycle import CANCELLABLE
 from ._config import StoreConfig, store_options
 from ._errors import CommandFailed, usage_error
 from ._ids import missing, resolve

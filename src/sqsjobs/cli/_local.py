@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 import click
 from rich.console import Console
 
-from .._signals import STOP_SIGNALS
+from ..worker.signals import STOP_SIGNALS
 from ._config import STACK_ENV
 from ._emulator import DEMO_ENVIRONMENT, DEMO_UNSET, emulated_aws
 from ._errors import CommandFailed

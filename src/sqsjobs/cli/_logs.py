@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import click
 
-from .._log import LOGGER_NAME
-from .._log_format import JsonFormatter, TextFormatter
+from ..observe.log import LOGGER_NAME
+from ..observe.log_format import JsonFormatter, TextFormatter
 
 F = TypeVar("F", bound=Callable[..., Any])
 LOG_FORMATS = ("json", "text")

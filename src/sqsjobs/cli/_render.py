@@ -16,7 +16,7 @@ command, ``[link=...]x[/link]`` would show ``x`` over a hidden hyperlink, ``:smi
 would turn into an emoji. So every value goes out as a ``Text`` (``literal``), through
 ``LiteralTable`` for table cells, with its control characters shown as escapes, so an
 escape sequence in a record cannot act on the operator's terminal either, nor a bidi
-control (``\\u202e``) show a value in another order than it is stored (``_text``).
+control (``\\u202e``) show a value in another order than it is stored (``core.text``).
 
 ``--json`` output is built here too (``*_record``): every field of a record, a job as
 pydantic dumps it (``Job.model_dump(mode="json")``, instants in ISO 8601 UTC), so a
@@ -42,7 +42,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import Job, JobStatus
-from .._text import escape_controls, escape_json_controls
+from ..core.text import escape_controls, escape_json_controls
 
 if TYPE_CHECKING:
     from ..aws import DeadLetter, QueueStats

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import EnqueueRequest, EnqueueResult, Job, JobError, JobQueue, JobStatus, JobWorker
-from .._lifecycle import TERMINAL
-from ._shop import registry
+from ..core.lifecycle import TERMINAL
+from ._demo_handlers import registry
 
 
 class ScenarioTimeout(JobError):

@@ -34,18 +34,18 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from .. import Handler, JobConfigError, JobQueue, JobRegistry, JobWorker
-from .._cron import Cron
-from .._errors import describe_error
-from .._log import LOGGER_NAME
-from .._metrics import (
+from ..core.errors import describe_error
+from ..cron.schedule import Cron
+from ..observe.log import LOGGER_NAME
+from ..observe.metrics import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
     MODES,
     Metrics,
     MetricsMode,
-    metrics_for,
 )
-from .._served import served_queues
+from ..observe.outputs import metrics_for
+from ..worker.served_queues import served_queues
 from ._config import StoreConfig, default_queue, store_options
 from ._cron import cron_options, log_crons
 from ._errors import usage_error

@@ -17,11 +17,11 @@ import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .._log import Event, default_logger, log_event
-from .._memory import MemoryJobStore
-from .._queue import JobQueue
-from .._validation import seconds
-from .._worker import JobWorker
+from ..core.validation import seconds
+from ..memory.store import MemoryJobStore
+from ..observe.log import Event, default_logger, log_event
+from ..producer.queue import JobQueue
+from ..worker.job_worker import JobWorker
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .._errors import JobError
+from ..core.errors import JobError
 
 STACK_TYPE = "AWS::CloudFormation::Stack"
 SUCCEEDED = frozenset({"CREATE_COMPLETE", "UPDATE_COMPLETE"})

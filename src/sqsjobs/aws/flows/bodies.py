@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..._models import Job
-from ..._validation import dump_json
+from ...core.models import Job
+from ...core.validation import dump_json
 from ..wire import dynamo
 from ..wire.items import (
     BODY_EXTEND_WITHIN,

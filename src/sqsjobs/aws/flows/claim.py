@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import NamedTuple
 
-from ..._errors import MAX_ERROR_CHARS, describe_error
-from ..._lifecycle import DEAD as DEAD_STATUS
-from ..._lifecycle import (
+from ...core.errors import MAX_ERROR_CHARS, describe_error
+from ...core.lifecycle import DEAD as DEAD_STATUS
+from ...core.lifecycle import (
     DELAYED,
     LEASE_EXPIRED_ERROR,
     RUNNING,
@@ -36,8 +36,8 @@ from ..._lifecycle import (
     claim_decision,
     expires_at,
 )
-from ..._models import Job
-from ..._text import safe_line
+from ...core.models import Job
+from ...core.text import safe_line
 from ..wire import dynamo, sqs
 from ..wire.items import Stored, stored_from_item
 from ..wire.layout import Layout

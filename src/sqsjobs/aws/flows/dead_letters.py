@@ -38,12 +38,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from ..._lifecycle import DEAD, RUNNING, expires_at, lease_expired
-from ..._models import Job
-from ..._time import utc
-from ..._validation import check_job_name, page_limit
+from ...core.lifecycle import DEAD, RUNNING, expires_at, lease_expired
+from ...core.reports import DeadLetter
+from ...core.times import utc
+from ...core.validation import check_job_name, page_limit
 from ..wire import dynamo, sqs
 from ..wire.items import Attributes, Stored, stored_from_item
 from ..wire.layout import Layout
@@ -64,24 +63,6 @@ class Inspected:
     job_id: str | None  # None: the body is not a delivery token for this queue
     stored: Stored | None  # None: no record, or one past its retention
     reconciled: bool = False  # this inspection recorded the job dead (moved by redrive policy)
-
-
-@dataclass(frozen=True)
-class DeadLetter:
-    """A message in a queue's DLQ, and the job it names as its record now stands.
-
-    ``job_id`` is ``None`` when the body is not a delivery token for ``queue`` (a foreign
-    or corrupt message), ``job`` when no live record has that id. ``receive_count`` is
-    SQS's, earlier peeks included; ``sent_at`` is the first send to the job queue, since
-    a DLQ keeps the original message's timestamp (a copy the store sent keeps its own).
-    """
-
-    queue: str
-    message_id: str
-    job_id: str | None
-    job: Job | None
-    receive_count: int
-    sent_at: datetime
 
 
 def dead_letters(

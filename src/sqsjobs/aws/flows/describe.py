@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..._errors import JobConfigError
+from ...core.errors import JobConfigError
 from ..wire.layout import Layout
 from ..wire.protocol import Call, Flow
 from ..wire.sqs import QueueInfo

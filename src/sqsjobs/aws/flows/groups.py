@@ -15,7 +15,7 @@ slots, so a message is handed back at most once per earlier job of its group tha
 received beside; keep ``maxReceiveCount`` above the worker's concurrency (the templates'
 default 10, with at most 10 per receive, leaves the kept message its run).
 
-Held messages (``store/held``) are a standard queue's optimisation; a FIFO receive holds
+Held messages (``store/held_messages``) are a standard queue's optimisation; a FIFO receive holds
 nothing, since a held message would lock its group without running.
 """
 

@@ -15,7 +15,8 @@ from ..wire import slots
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
 
-Taken = tuple[int | None, float | None]  # ``sqsjobs._store.SlotTaken``'s fields (no asyncio here)
+# ``sqsjobs.core.store.SlotTaken``'s fields (no asyncio here)
+Taken = tuple[int | None, float | None]
 
 
 def take_slot(

@@ -27,10 +27,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._cursor import decode_cursor, encode_cursor
-from ..._models import Job, JobStatus
-from ..._requests import JobFilter, JobPage
-from ..._validation import page_limit
+from ...core.cursor import decode_cursor, encode_cursor
+from ...core.models import Job, JobStatus
+from ...core.requests import JobFilter, JobPage
+from ...core.validation import page_limit
 from ..wire import index_reads
 from ..wire.conditions import UNEXPIRED
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS, ListIndex

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..._lifecycle import CANCELLED, expires_at
-from ..._models import Job
+from ...core.lifecycle import CANCELLED, expires_at
+from ...core.models import Job
 from ..wire import dynamo
 from ..wire.items import payload_text, stored_from_item
 from ..wire.layout import Layout

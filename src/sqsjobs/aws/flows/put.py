@@ -20,9 +20,9 @@ import contextlib
 import uuid
 from collections.abc import Iterator, Sequence
 
-from ..._errors import JobBatchError, JobConfigError, JobIdempotencyConflictError
-from ..._models import Job, message_group
-from ..._requests import EnqueueResult
+from ...core.errors import JobBatchError, JobConfigError, JobIdempotencyConflictError
+from ...core.models import Job, message_group
+from ...core.requests import EnqueueResult
 from ..wire import dynamo, sqs
 from ..wire.items import Attributes, Stored, keyed_id, stored_from_item, text
 from ..wire.layout import Layout

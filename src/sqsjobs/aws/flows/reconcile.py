@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from ..._lifecycle import DEAD, DELAYED, QUEUED, RUNNING, TERMINAL
-from ..._models import JobStatus, message_group
+from ...core.lifecycle import DEAD, DELAYED, QUEUED, RUNNING, TERMINAL
+from ...core.models import JobStatus, message_group
+from ...core.reports import ReconcileReport
 from ..wire import dynamo, index_reads, sqs
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
 from ..wire.items import OPEN, Stored, index_pk, list_pk, list_sk, number, stored_from_item, text
@@ -53,16 +53,6 @@ STALE_AFTER: tuple[tuple[JobStatus, str], ...] = (
     (RUNNING, "lease_until"),
 )
 DLQ_LIMIT = 100  # DLQ messages inspected per queue per pass; the next pass sees the rest
-
-
-@dataclass(frozen=True)
-class ReconcileReport:
-    """What one pass did: messages re-sent, jobs dead-lettered after a redrive, and dead
-    jobs whose missing DLQ copy it sent."""
-
-    resent: int
-    dead: int
-    copied: int = 0
 
 
 def reconcile(

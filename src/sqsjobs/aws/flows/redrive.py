@@ -46,11 +46,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ..._errors import JobConfigError
-from ..._lifecycle import DEAD, TERMINAL
-from ..._models import Job, message_group
-from ..._time import epoch
-from ..._validation import check_job_name, integer
+from ...core.errors import JobConfigError
+from ...core.lifecycle import DEAD, TERMINAL
+from ...core.models import Job, message_group
+from ...core.reports import RedriveProgress, RedriveReport
+from ...core.times import epoch
+from ...core.validation import check_job_name, integer
 from ..wire import dynamo, sqs
 from ..wire.items import Stored, stored_from_item
 from ..wire.layout import Layout
@@ -155,21 +156,7 @@ def hold_copies(url: str, queue: str, job_id: str) -> Flow[list[Message]]:
     return [seen[message_id] for message_id in copies]
 
 
-@dataclass(frozen=True)
-class RedriveReport:
-    """What a redrive did with each DLQ message it took (see ``flows.redrive``)."""
-
-    redriven: int  # sent back to its job queue (a dead job first revived), then deleted
-    discarded: int  # deleted: its job finished, is gone, or was already sent back
-    skipped: int  # left in the DLQ: not a delivery token for its queue, or not sent back
-    passed_over: int = 0  # left in the DLQ untouched: not the job of the ``name`` asked for
-
-    @property
-    def total(self) -> int:
-        return self.redriven + self.discarded + self.skipped
-
-
-Progress = Callable[[RedriveReport], None]
+Progress = RedriveProgress
 FINISHED = TERMINAL - {DEAD}  # nothing left to run: their DLQ messages can go
 
 

@@ -9,7 +9,7 @@ read the same record, one sends.
 
 from __future__ import annotations
 
-from ..._lifecycle import WAITING
+from ...core.lifecycle import WAITING
 from ..wire import dynamo
 from ..wire.items import Stored
 from ..wire.protocol import Call

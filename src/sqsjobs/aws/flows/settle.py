@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 
-from ..._lifecycle import COMPLETED, DEAD, after_failure, after_release, expires_at, holds_lease
-from ..._models import Job, JobStatus, message_group
+from ...core.lifecycle import COMPLETED, DEAD, after_failure, after_release, expires_at, holds_lease
+from ...core.models import Job, JobStatus, message_group
 from ..wire import dynamo, sqs
 from ..wire.items import number, same_value, stored_from_item, text
 from ..wire.layout import Layout

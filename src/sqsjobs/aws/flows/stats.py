@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from ..._lifecycle import TERMINAL
-from ..._models import JobStatus
+from ...core.lifecycle import TERMINAL
+from ...core.models import JobStatus
+from ...core.reports import QueueStats
 from ..wire import index_reads, sqs
 from ..wire.conditions import UNEXPIRED
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
@@ -36,18 +37,6 @@ VISIBLE: Final = "ApproximateNumberOfMessages"
 IN_FLIGHT: Final = "ApproximateNumberOfMessagesNotVisible"
 DELAYED_MESSAGES: Final = "ApproximateNumberOfMessagesDelayed"
 DEPTHS: Final = (VISIBLE, IN_FLIGHT, DELAYED_MESSAGES)
-
-
-@dataclass(frozen=True)
-class QueueStats:
-    """One queue: its jobs by status (every status, zeros too) and its SQS depths."""
-
-    queue: str
-    counts: Mapping[JobStatus, int]
-    messages: int  # visible now
-    in_flight: int  # received and neither deleted nor visible again yet
-    delayed: int  # sent with a delay that has not yet passed
-    dead_letter_messages: int | None  # visible in its DLQ; None: the queue has none
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from ..._log import LOGGER_NAME
+from ...observe.log import LOGGER_NAME
 from ..flows.messages import delete_all, hand_back
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive
 from ..wire.sqs import MAX_BATCH, Message
-from .held import HOLD, HeldMessages
+from .held_messages import HOLD, HeldMessages
 
 _logger = logging.getLogger(LOGGER_NAME)
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..._models import Job
+from ...core.models import Job
 from . import operations
 from .state import StoreState
 
 if TYPE_CHECKING:
-    from ..._requests import EnqueueResult, JobFilter, JobPage
-    from ..flows.dead_letters import DeadLetter
-    from ..flows.reconcile import ReconcileReport
-    from ..flows.redrive import Progress, RedriveReport
-    from ..flows.stats import QueueStats
+    from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
+    from ...core.requests import EnqueueResult, JobFilter, JobPage
+    from ..flows.redrive import Progress
 
 
 class SqsSyncView:

@@ -19,11 +19,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
-from ..._lifecycle import LEASE_EXPIRED_ERROR
-from ..._log import LOGGER_NAME, Event, log_event
-from ..._models import Job
-from ..._store import ClaimWatcher
-from ..._text import safe_line
+from ...core.lifecycle import LEASE_EXPIRED_ERROR
+from ...core.models import Job
+from ...core.store import ClaimWatcher
+from ...core.text import safe_line
+from ...observe.log import LOGGER_NAME, Event, log_event
 from ..flows import claim
 from ..flows.claim import Claimed, Delivery
 from ..flows.groups import receive_heads

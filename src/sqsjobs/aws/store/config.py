@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from ..._validation import Span, check_queue_name, integer, seconds
+from ...core.validation import Span, check_queue_name, integer, seconds
 from ..transports.endpoint import Endpoint
 from ..wire.items import DEFAULT_SHARDS, MAX_SHARDS, RECORD_FORMAT, RECORD_FORMATS
 from ..wire.layout import Lanes, Layout

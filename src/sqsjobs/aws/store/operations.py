@@ -13,17 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..._models import Job
+from ...core.models import Job
 from ..wire.protocol import Flow
 from .state import StoreState
 
 if TYPE_CHECKING:
-    from ..._requests import EnqueueResult, JobFilter, JobPage
-    from ..flows.dead_letters import DeadLetter
+    from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
+    from ...core.requests import EnqueueResult, JobFilter, JobPage
     from ..flows.put import PutEntry
-    from ..flows.reconcile import ReconcileReport
-    from ..flows.redrive import Progress, RedriveReport
-    from ..flows.stats import QueueStats
+    from ..flows.redrive import Progress
 
 
 def put_job(state: StoreState, job: Job, fingerprint: str | None) -> Flow[EnqueueResult]:

@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..._validation import check_queue_name, integer
+from ...core.validation import check_queue_name, integer
 from ..wire.items import INDEX, INDEX_PROJECTION, LEGACY_INDEX, TTL_ATTRIBUTE
 from ..wire.protocol import AwsError, Call, Send
 from ..wire.sqs import FIFO_SUFFIX, QueueInfo

@@ -21,9 +21,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
-from ..._models import Job
-from ..._store import SlotTaken
-from ..._validation import dump_json, plain_json
+from ...core.models import Job
+from ...core.store import SlotTaken
+from ...core.validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
 from ..transports.boto import BotoTransport
@@ -39,11 +39,9 @@ from .config import StoreSettings
 from .state import StoreState
 
 if TYPE_CHECKING:
-    from ..._requests import EnqueueResult, JobFilter, JobPage
-    from ..flows.dead_letters import DeadLetter
-    from ..flows.reconcile import ReconcileReport
-    from ..flows.redrive import Progress, RedriveReport
-    from ..flows.stats import QueueStats
+    from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
+    from ...core.requests import EnqueueResult, JobFilter, JobPage
+    from ..flows.redrive import Progress
 
 __all__ = ["CANCELLED_CLAIM", "LambdaMode", "SqsJobStore", "lambda_mode"]
 
@@ -118,7 +116,7 @@ class SqsJobStore:
         self._transport = AsyncSend(state.endpoint, state.boto, threaded=mode.threaded)
         self._background = Background(self._send)
         self._claims = Claims(state, self._run, self._background, self.release)
-        self.watch_claims = self._claims.watch  # claim refusals, for metrics (``_store``)
+        self.watch_claims = self._claims.watch  # claim refusals, for metrics (``core.store``)
         self.sync = SqsSyncView(state)
 
     # -- construction --------------------------------------------------------------------
@@ -271,7 +269,7 @@ class SqsJobStore:
         flow = settle.release(layout, delivery, job_id, lease_token, error, now, run_at)
         return await self._recorded(flow, job_id, lease_token)
 
-    # -- limit slots (``sqsjobs._limits``; ``flows.limits``) -----------------------------
+    # -- limit slots (``sqsjobs.worker.permits``; ``flows.limits``) ---------------------
 
     async def take_slot(
         self, key: str, order: Sequence[int], holder: str, until: float, now: float
@@ -299,7 +297,7 @@ class SqsJobStore:
     async def _recorded(self, flow: Flow[bool], job_id: str, lease_token: str) -> bool:
         """Run an outcome's flow; the claim's message is forgotten once the store answered.
 
-        A write that raised is retried by the run (``sqsjobs._lease``): it needs the
+        A write that raised is retried by the run (``sqsjobs.worker.lease``): it needs the
         message again, to return it or move it to the dead-letter queue.
         """
         outcome = await self._run(flow)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ..._validation import Span, integer, seconds
+from ...core.validation import Span, integer, seconds
 
 PATIENT_ATTEMPTS = 5  # botocore's standard mode: the first try and four retries
 READ_TIMEOUT = 40.0  # leaves room for a 20-second long poll

@@ -1,4 +1,4 @@
-"""DynamoDB condition expressions: the status rules of ``sqsjobs._lifecycle``, as written.
+"""DynamoDB condition expressions: the status rules of ``sqsjobs.core.lifecycle``, as written.
 
 Each is named after the decision it applies (the comment beside it), so a conditional
 write refuses exactly what the memory store refuses. ``#attr`` names an attribute (the

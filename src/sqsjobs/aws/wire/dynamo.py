@@ -2,7 +2,7 @@
 
 Each returns a ``Call`` whose params are the matching ``mypy_boto3_dynamodb`` TypedDict.
 Condition expressions (``conditions``) are written from the status rules in
-``sqsjobs._lifecycle``, so a record can only change the way the memory store changes it;
+``sqsjobs.core.lifecycle``, so a record can only change the way the memory store changes it;
 the conformance suite runs both stores to keep them in agreement.
 
 Expressions name attributes as ``#attr`` (several are DynamoDB reserved words); the
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..._lifecycle import CANCELLABLE, DEAD, DELAYED, QUEUED, RUNNING
-from ..._models import JobStatus
+from ...core.lifecycle import CANCELLABLE, DEAD, DELAYED, QUEUED, RUNNING
+from ...core.models import JobStatus
 from .conditions import (
     ABANDONED,
     CLAIMABLE,

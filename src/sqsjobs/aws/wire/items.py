@@ -51,10 +51,10 @@ import zlib
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from ..._lifecycle import TERMINAL, is_expired
-from ..._models import Job, JobStatus
-from ..._time import epoch, utc, utc_or_none
-from ..._validation import dump_json
+from ...core.lifecycle import TERMINAL, is_expired
+from ...core.models import Job, JobStatus
+from ...core.times import epoch, utc, utc_or_none
+from ...core.validation import dump_json
 
 Attributes = dict[str, Any]
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple
 
-from ..._errors import JobConfigError
+from ...core.errors import JobConfigError
 from .items import DEFAULT_SHARDS, RECORD_FORMAT, IndexedTable
 from .sqs import QueueInfo
 

@@ -1,4 +1,4 @@
-"""Pure builders for the limit slots' DynamoDB requests (``sqsjobs._limits``).
+"""Pure builders for the limit slots' DynamoDB requests (``sqsjobs.handlers.limits``).
 
 A slot is one item, ``pk = "limit#{key}#{slot}"``, beside the job records in the same
 table: ``holder`` (a claim's lease token), ``lease_until`` and ``expires_at``. It carries

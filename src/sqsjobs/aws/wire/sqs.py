@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from ..._validation import QUEUE_NAME
+from ...core.validation import QUEUE_NAME
 from .protocol import Call
 
 if TYPE_CHECKING:

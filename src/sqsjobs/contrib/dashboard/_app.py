@@ -26,8 +26,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..._store import JobStore
-from ..._validation import integer, page_limit, seconds
+from ...core.store import JobStore
+from ...core.validation import integer, page_limit, seconds
 from . import _figures as figures
 from . import _pages as pages
 from ._fence import Fence, Refusal, allowed_names, read_body, replaying, too_large

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Message, Receive
 
-from ..._validation import refusal
+from ...core.validation import refusal
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 ANY = "*"  # allowed_hosts=["*"]: any Host, for a host app that checks Host itself

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..._lifecycle import COMPLETED, DEAD, TERMINAL
-from ..._models import Job, JobStatus
-from ..._time import epoch
+from ...core.lifecycle import COMPLETED, DEAD, TERMINAL
+from ...core.models import Job, JobStatus
+from ...core.times import epoch
 
 WINDOW = 3600.0  # seconds of throughput shown
 BUCKETS = 12  # five-minute bars

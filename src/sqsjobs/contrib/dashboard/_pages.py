@@ -17,11 +17,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
-from ..._errors import JobConfigError
-from ..._lifecycle import CANCELLABLE, DEAD
-from ..._models import JobStatus
-from ..._requests import JobFilter
-from ..._time import utc
+from ...core.errors import JobConfigError
+from ...core.lifecycle import CANCELLABLE, DEAD
+from ...core.models import JobStatus
+from ...core.requests import JobFilter
+from ...core.times import utc
 from . import _figures as figures
 from ._guard import FIELD, Guard
 from ._redact import Redaction

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..._lifecycle import LEASE_EXPIRED_ERROR, STOPPING_ERROR
-from ..._run import CUTOFF_ERROR
+from ...core.lifecycle import LEASE_EXPIRED_ERROR, STOPPING_ERROR
+from ...worker.run import CUTOFF_ERROR
 
 ErrorRedactor = Callable[[str], str]
 

@@ -11,52 +11,35 @@ it and adds to its receive count, and a page that refreshes itself every few sec
 must change nothing. The dead-letter page lists dead *records* and SQS's depth.
 
 Actions are the stores' operator calls: ``cancel`` (every store), ``retry`` (revive a
-dead job: both stores), and ``redrive``, which on a store with dead-letter queues is
-``SqsJobStore.redrive`` (messages back to their queue, by handler name if asked) and on
-one without them is ``retry`` of each dead record that matches.
+dead job) and ``redrive`` (every dead job of a queue, by handler name if asked: from the
+DLQs on ``SqsJobStore``, from the dead records on ``MemoryJobStore``). Which a store has
+is read from the SPI's capability protocols (``sqsjobs.core.store``), nothing else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
-from ..._lifecycle import COMPLETED, DEAD, QUEUED
-from ..._models import Job, JobStatus
-from ..._requests import JobFilter, JobPage
-from ..._store import JobStore
-from ..._time import epoch
+from ...core.lifecycle import COMPLETED, DEAD, QUEUED
+from ...core.models import Job, JobStatus
+from ...core.requests import JobFilter, JobPage
+from ...core.store import (
+    JobStore,
+    RedriveStore,
+    RetryStore,
+    RoutedStore,
+    StatsStore,
+)
+from ...core.times import epoch
 from . import _figures as figures
 
 if TYPE_CHECKING:
-    from ...aws import QueueStats, RedriveReport
+    from ...core.reports import QueueStats
 
 SCAN_PAGE = 1000  # the stores' largest page
 SCAN_LIMIT = 5000  # records one overview reads at most
-
-
-@runtime_checkable
-class Retrying(Protocol):
-    async def retry(self, job_id: str, now: float) -> bool: ...
-
-
-@runtime_checkable
-class Counting(Protocol):
-    async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]: ...
-
-
-@runtime_checkable
-class Redriving(Protocol):
-    async def redrive(
-        self, queue: str | None = None, *, limit: int | None = None, name: str | None = None
-    ) -> RedriveReport: ...
-
-
-@runtime_checkable
-class Routed(Protocol):
-    @property
-    def queue_urls(self) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -94,11 +77,7 @@ class JobSource:
 
     @property
     def can_retry(self) -> bool:
-        return isinstance(self.store, Retrying)
-
-    @property
-    def has_dead_letter_queues(self) -> bool:
-        return isinstance(self.store, Redriving)
+        return isinstance(self.store, RetryStore)
 
     async def scan(self, filter: JobFilter) -> tuple[list[Job], bool]:
         """Up to ``SCAN_LIMIT`` records, oldest first; True when that was all of them."""
@@ -117,11 +96,11 @@ class JobSource:
 
     async def queue_names(self, seen: Sequence[Job] = ()) -> list[str]:
         """The store's queues if it names them, and every queue a record was seen in."""
-        named = set(self.store.queue_urls) if isinstance(self.store, Routed) else set()
+        named = set(self.store.queue_urls) if isinstance(self.store, RoutedStore) else set()
         return sorted(named | {job.queue for job in seen})
 
     async def overview(self) -> Overview:
-        counted = isinstance(self.store, Counting)
+        counted = isinstance(self.store, StatsStore)
         wanted = frozenset({COMPLETED, DEAD}) if counted else None
         records, complete = await self.scan(JobFilter(statuses=wanted))
         now = self.clock()
@@ -150,7 +129,7 @@ class JobSource:
         return {queue: depth for queue, depth in depths.items() if depth is not None}
 
     async def _stats(self) -> list[QueueStats]:
-        if isinstance(self.store, Counting):
+        if isinstance(self.store, StatsStore):
             return await self.store.stats()
         return []
 
@@ -170,17 +149,16 @@ class JobSource:
         return await self.store.cancel(job_id, self.clock())
 
     async def retry(self, job_id: str) -> bool:
-        if not isinstance(self.store, Retrying):
+        if not isinstance(self.store, RetryStore):
             return False
         return await self.store.retry(job_id, self.clock())
 
     async def redrive(self, queue: str | None, name: str | None) -> int:
         """Send dead jobs back to their queues; how many went back."""
-        if isinstance(self.store, Redriving):
-            report = await self.store.redrive(queue, name=name)
-            return report.redriven
-        dead, _ = await self.scan(JobFilter(queue=queue, statuses=frozenset({DEAD}), name=name))
-        return sum([await self.retry(job.id) for job in dead])
+        if not isinstance(self.store, RedriveStore):
+            return 0
+        report = await self.store.redrive(queue, name=name)
+        return report.redriven
 
 
 def _depths(found: QueueStats) -> Depths:

@@ -1,0 +1,152 @@
+"""The errors sqsjobs raises to its callers, all in one place.
+
+    Exception
+     └── JobError                          the root: ``except JobError`` catches every one
+          ├── JobConfigError (ValueError)  bad input or configuration; nothing was written
+          ├── JobIdempotencyConflictError  a key was reused with a different name, tenant or payload
+          ├── JobFatalError                raised by a handler: dead-letter now, never retry
+          ├── JobTimeoutError              recorded when an attempt overruns its timeout
+          └── JobBatchError                enqueue_many stopped part-way; `results` were written
+
+``JobError`` itself is never raised (instantiating it is a ``TypeError``, as h11 does
+with its ``ProtocolError``): an error a caller can catch names what went wrong.
+Every error but ``JobBatchError`` (whose cause says why) carries a machine-readable
+``code``; each carries the fields a caller needs to act on it, and its message says
+what was wrong and what is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from .text import safe_line
+
+if TYPE_CHECKING:
+    from .requests import EnqueueResult
+
+ConfigErrorCode = Literal[
+    "invalid_name",
+    "invalid_option",
+    "invalid_payload",
+    "payload_too_large",
+    "store_required",
+    "store_full",
+    "unknown_handler",
+]
+
+MAX_ERROR_CHARS = 2000
+
+
+class JobError(Exception):
+    """The root of every error sqsjobs raises to its callers; only its subclasses are raised."""
+
+    def __init__(self, *args: object) -> None:
+        if type(self) is JobError:
+            raise TypeError("JobError is abstract: raise one of its subclasses")
+        super().__init__(*args)
+
+
+class JobConfigError(JobError, ValueError):
+    """Input or configuration that sqsjobs refuses, raised before anything is written."""
+
+    code: ConfigErrorCode
+
+    def __init__(self, code: ConfigErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class JobIdempotencyConflictError(JobError):
+    """The idempotency key is bound to another job whose name, tenant or payload differ.
+
+    A key is bound to the first request's fingerprint for as long as that job's record
+    exists, so a retried producer with the same request is harmless while a different
+    request under the same key is refused rather than silently dropped.
+    """
+
+    code: Literal["idempotency_conflict"] = "idempotency_conflict"
+
+    def __init__(self, key: str, existing_job_id: str) -> None:
+        super().__init__(
+            f"Idempotency key {key!r} is already bound to job {existing_job_id!r} with a "
+            "different name, tenant or payload; reuse a key only for the same request."
+        )
+        self.key = key
+        self.existing_job_id = existing_job_id
+
+
+class JobFatalError(JobError):
+    """Raise in a handler when no retry can succeed: the job is dead-lettered at once."""
+
+    code: Literal["fatal"] = "fatal"
+
+
+class JobTimeoutError(JobError):
+    """An attempt ran longer than the job's ``timeout``; recorded as a retryable failure."""
+
+    code: Literal["timeout"] = "timeout"
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"Job exceeded its timeout of {timeout:g}s and was cancelled.")
+        self.timeout = timeout
+
+
+class JobBatchError(JobError):
+    """``enqueue_many`` failed part-way; ``results`` holds the requests written before it.
+
+    Raised ``from`` the store's error, so the cause says why the rest was not written.
+    """
+
+    def __init__(self, results: list[EnqueueResult], message: str) -> None:
+        super().__init__(message)
+        self.results = results
+
+
+# AWS error codes of a 4xx answer that a later try of the same request can get past.
+RETRYABLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "RequestThrottled",
+        "ThrottledException",
+        "TransactionInProgressException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+    }
+)
+
+
+def retryable(error: BaseException) -> bool:
+    """Whether trying the same store call again may succeed.
+
+    An error that says (a ``retryable`` attribute) is taken at its word. An AWS answer in
+    the 4xx range (botocore's ``ClientError``, read by its ``response`` without importing
+    botocore) is final unless it is throttling or a timeout: the request itself is
+    refused (invalid, too large, not allowed). Anything else (5xx, no response at all, a
+    store of another kind) may pass on a later try.
+    """
+    said = getattr(error, "retryable", None)
+    if isinstance(said, bool):
+        return said
+    response = getattr(error, "response", None)
+    if not isinstance(response, dict):
+        return True
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    code = response.get("Error", {}).get("Code")
+    if not isinstance(status, int) or not 400 <= status < 500:
+        return True
+    return code in RETRYABLE_CODES
+
+
+def describe_error(error: BaseException) -> str:
+    """The ``last_error`` text for a failure: ``"ExcName: message"``, capped in length.
+
+    Also the ``error`` of every log record about a failure, so it is one line with no
+    URL credentials (see ``text``) whoever wrote the message.
+    """
+    text = safe_line(f"{type(error).__name__}: {error}")
+    if len(text) > MAX_ERROR_CHARS:
+        return text[: MAX_ERROR_CHARS - 1] + "…"
+    return text

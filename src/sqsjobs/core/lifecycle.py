@@ -1,0 +1,116 @@
+"""The job status rules, in one place: which status may become which, and when.
+
+    enqueue ──► queued ◄──────────── release / fail(retry_at <= now)
+         │        │  ▲
+         ▼        │  └── claim applies nothing to queued; delayed stays delayed until claimed
+      delayed ────┤
+                  ▼ claim (due; or running with an expired lease, attempts + 1, new token)
+               running ──► completed   complete (token must match)
+                  │    ──► delayed     fail with retry_at > now
+                  │    ──► dead        fail with no retry_at, or attempts >= max_attempts,
+                  │                    or lease expired on the final attempt (at the next claim)
+     queued, delayed, running ──► cancelled
+
+Every function here is pure: it takes ``now`` (epoch seconds) and plain fields and returns
+a decision. The memory store applies them to its records; the DynamoDB builders derive
+their condition expressions from the same sets, and one conformance suite keeps the two
+in agreement.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from .models import JobStatus
+
+QUEUED, DELAYED, RUNNING = JobStatus.QUEUED, JobStatus.DELAYED, JobStatus.RUNNING
+COMPLETED, DEAD, CANCELLED = JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED
+
+TERMINAL: frozenset[JobStatus] = frozenset({COMPLETED, DEAD, CANCELLED})
+WAITING: frozenset[JobStatus] = frozenset({QUEUED, DELAYED})
+CANCELLABLE: frozenset[JobStatus] = frozenset({QUEUED, DELAYED, RUNNING})
+
+LEASE_EXPIRED_ERROR = "lease expired after final attempt"
+STOPPING_ERROR = "worker is stopping"
+
+
+class ClaimDecision(Enum):
+    RUN = "run"  # lease it to the claimer, attempts + 1
+    DEAD = "dead"  # its lease expired on the final attempt: dead-letter it, claim the next
+    SKIP = "skip"  # not claimable now
+
+
+def claim_decision(
+    status: JobStatus,
+    run_at: float,
+    lease_until: float | None,
+    attempts: int,
+    max_attempts: int,
+    now: float,
+    skew: float = 0.0,
+) -> ClaimDecision:
+    """What a claim at ``now`` does with a record; ``skew`` as in ``lease_expired``."""
+    if status is QUEUED or (status is DELAYED and run_at <= now):
+        return ClaimDecision.RUN
+    if status is RUNNING and lease_expired(lease_until, now, skew):
+        return ClaimDecision.DEAD if attempts >= max_attempts else ClaimDecision.RUN
+    return ClaimDecision.SKIP
+
+
+def lease_expired(lease_until: float | None, now: float, skew: float = 0.0) -> bool:
+    """Whether a lease is over for a claimer whose clock may run ``skew`` seconds ahead.
+
+    Only a claim that takes a lease over needs the margin: the holder extends its lease
+    by its own clock, and a claimer whose clock runs ahead would otherwise start a second
+    run while the first is alive. A single-process store has one clock (no skew).
+    """
+    return lease_until is not None and lease_until < now - skew
+
+
+def holds_lease(status: JobStatus, token: str | None, claimed_token: str) -> bool:
+    """Fencing: a write after a claim needs the record running under that claim's token."""
+    return status is RUNNING and token is not None and token == claimed_token
+
+
+def may_heartbeat(
+    status: JobStatus, token: str | None, lease_until: float | None, claimed_token: str, now: float
+) -> bool:
+    return holds_lease(status, token, claimed_token) and not lease_expired(lease_until, now)
+
+
+def initial_status(run_at: float, now: float) -> JobStatus:
+    return QUEUED if run_at <= now else DELAYED
+
+
+def after_failure(
+    attempts: int, max_attempts: int, retry_at: float | None, now: float
+) -> tuple[JobStatus, float]:
+    """Status and ``run_at`` after a failed attempt: retry later, retry now, or dead."""
+    if retry_at is None or attempts >= max_attempts:
+        return DEAD, now
+    if retry_at <= now:
+        return QUEUED, retry_at
+    return DELAYED, retry_at
+
+
+def after_release(run_at: float | None, now: float) -> tuple[JobStatus, float]:
+    """Status and ``run_at`` after a release: back at once, or (a start that a limit or a
+    tenant's cap deferred) waiting until ``run_at``; either way the attempt is not counted."""
+    if run_at is None or run_at <= now:
+        return QUEUED, now
+    return DELAYED, run_at
+
+
+def expires_at(
+    status: JobStatus, at: float, retention: float, dead_retention: float
+) -> float | None:
+    """When a record that became ``status`` at ``at`` stops existing for readers."""
+    if status is DEAD:
+        return at + dead_retention
+    if status in TERMINAL:
+        return at + retention
+    return None
+
+
+def is_expired(expiry: float | None, now: float) -> bool:
+    return expiry is not None and now >= expiry

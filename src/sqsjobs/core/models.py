@@ -1,0 +1,82 @@
+"""A job's record as the public API hands it out, and the statuses it moves through.
+
+A ``Job`` is frozen and does no I/O: it is a snapshot of a record, never a handle on a
+store, so holding one cannot change anything and reading one again means asking the
+store again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+
+class JobStatus(StrEnum):
+    """Where a job is in its life; the rules between them live in ``lifecycle``."""
+
+    QUEUED = "queued"
+    DELAYED = "delayed"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    DEAD = "dead"
+    CANCELLED = "cancelled"
+
+
+class Job(BaseModel):
+    """One job's record as a store last saw it (every datetime is aware UTC)."""
+
+    # Built on first validation: stores make records with model_construct, so a Lambda
+    # cold start that never validates a Job never pays for its schema.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    id: str
+    queue: str
+    name: str
+    payload: JsonValue
+    status: JobStatus
+    attempts: int
+    max_attempts: int
+    run_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    lease_until: datetime | None
+    locked_by: str | None
+    lease_token: str | None
+    lease: float
+    timeout: float
+    priority: int
+    idempotency_key: str | None
+    tenant: str | None
+    last_error: str | None
+    completed_at: datetime | None
+    result: JsonValue | None
+    # The job's message group (``enqueue(group=...)``, else its tenant, else its queue):
+    # on a FIFO queue its jobs run one at a time in enqueue order; on a standard queue SQS
+    # fair queues keep one group's burst from delaying the others. A tenant's job is
+    # grouped within its tenant, and this is the group as stored and sent: ``group="x"``
+    # with tenant ``acme`` reads ``acme/x`` (``validation.tenant_group``). ``None`` only
+    # on records written before groups existed (``message_group`` then derives it).
+    group: str | None = None
+    # True when the producer passed ``timeout``; otherwise it is a default, and a handler
+    # that declares its own timeout replaces it when the job runs (``HandlerDefaults``).
+    # Stores keep it; dumps and reprs leave it out, so a record's JSON (``--json``, code
+    # that dumps jobs) has exactly the fields above, and a job read back from that JSON
+    # equals the job unless its timeout was explicit.
+    timeout_explicit: bool = Field(default=False, exclude=True, repr=False)
+    # The W3C trace context of the span that enqueued the job (``traceparent``, and
+    # ``tracestate`` when it had one), so each run's span links back to it; ``None`` when
+    # the producer had no OpenTelemetry tracer provider (``observe.tracing``).
+    trace_context: dict[str, str] | None = None
+
+
+def message_group(job: Job) -> str:
+    """The group a job's messages carry: its own, else its tenant, else its queue.
+
+    A tenant's ``job.group`` was confined to its tenant when the job was enqueued, and the
+    fallbacks name the tenant's own group or the queue's. Records written before tenants'
+    groups were confined keep the group they were written with: re-sends of them (a
+    reconcile, a redrive) send it unchanged, so their FIFO order holds across an upgrade.
+    """
+    return job.group or job.tenant or job.queue

@@ -1,0 +1,250 @@
+"""The store SPI: what a backend implements so queues and workers can use it.
+
+``JobStore`` is the async contract the worker and ``JobQueue`` speak. ``SyncJobStore`` is
+the producer subset, blocking, for ``SyncJobQueue``; a store offers it as its ``sync``
+attribute (``MemoryJobStore`` and ``SqsJobStore`` do). A custom store that only has the
+async face still works with ``SyncJobQueue``: each call then runs on a private event loop.
+``LimitStore`` is the refinement a store adds so handlers may declare limits; ``release``
+with ``run_at`` returns a job that may not start yet (a limit, a tenant's cap) as
+``delayed`` until then, its attempt not counted.
+
+The operator's calls are one protocol per capability, each with its blocking twin on
+the store's ``sync`` face, since not every store has each:
+
+    capability        calls                      MemoryJobStore   SqsJobStore
+    RetryStore        retry                      yes              yes
+    RedriveStore      redrive                    yes (its dead)   yes (its DLQs)
+    StatsStore        stats                      no               yes
+    DeadLetterStore   dead_letters               no               yes
+    ReconcileStore    reconcile                  no               yes
+    RoutedStore       queue_urls                 no               yes
+
+The dashboard, the CLI and the Lambda handlers find a capability by these protocols
+(``isinstance``, as they are runtime-checkable) and define none of their own; the
+conformance suite runs each call on every store that has it, through both faces.
+
+Times are epoch seconds from the caller's clock; the store never reads a clock of its
+own for decisions a caller passed ``now`` for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+from .models import Job
+
+if TYPE_CHECKING:
+    from .reports import DeadLetter, QueueStats, ReconcileReport, RedriveProgress, RedriveReport
+    from .requests import EnqueueResult, JobFilter, JobPage
+
+
+@runtime_checkable
+class JobStore(Protocol):
+    async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult: ...
+
+    async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]: ...
+
+    async def claim(
+        self, queue: str, worker_id: str, now: float, *, limit: int = 1, wait: float = 0.0
+    ) -> list[Job]: ...
+
+    async def heartbeat(
+        self, job_id: str, lease_token: str, lease_until: float, now: float
+    ) -> bool: ...
+
+    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool: ...
+
+    async def fail(
+        self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
+    ) -> bool: ...
+
+    async def release(
+        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
+    ) -> bool: ...
+
+    async def cancel(self, job_id: str, now: float) -> bool: ...
+
+    async def get(self, job_id: str, now: float) -> Job | None: ...
+
+    async def list(
+        self, filter: JobFilter, limit: int, cursor: str | None, now: float
+    ) -> JobPage: ...
+
+
+class SlotTaken(NamedTuple):
+    """What an attempt to take a limit's slot found: the slot taken, or when one frees."""
+
+    slot: int | None  # the slot now held, None when every slot tried was held
+    free_at: float | None  # when the earliest held slot's lease ends (None if one was taken)
+
+
+@runtime_checkable
+class LimitStore(Protocol):
+    """The slots that enforce handler limits (``sqsjobs.handlers.limits``) for every process alike.
+
+    A limit key has numbered slots; each is free when nobody holds it or its holder's
+    ``until`` has passed. ``take_slot`` tries the slots in ``order`` and holds the first
+    free one for ``holder`` until ``until``; ``extend_slot`` and ``free_slot`` act only
+    for the holder. Slots are not jobs: no listing, count or reconciler ever sees them.
+    """
+
+    async def take_slot(
+        self, key: str, order: Sequence[int], holder: str, until: float, now: float
+    ) -> SlotTaken: ...
+
+    async def extend_slot(
+        self, key: str, slot: int, holder: str, until: float, now: float
+    ) -> bool: ...
+
+    async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool: ...
+
+
+@runtime_checkable
+class RetryStore(Protocol):
+    """Run a dead job again, attempts reset; False if unknown, expired or not dead."""
+
+    async def retry(self, job_id: str, now: float) -> bool: ...
+
+
+@runtime_checkable
+class RedriveStore(Protocol):
+    """Send dead jobs back to their queues: up to ``limit`` (all if None), of ``queue``
+    (every queue if None), of job ``name`` only if given."""
+
+    async def redrive(
+        self,
+        queue: str | None = None,
+        *,
+        limit: int | None = None,
+        on_progress: RedriveProgress | None = None,
+        name: str | None = None,
+    ) -> RedriveReport: ...
+
+
+@runtime_checkable
+class StatsStore(Protocol):
+    """Per queue: its jobs by status and its message depths."""
+
+    async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]: ...
+
+
+@runtime_checkable
+class DeadLetterStore(Protocol):
+    """The messages waiting in the dead-letter queues, with their jobs; none removed."""
+
+    async def dead_letters(
+        self, queue: str | None = None, *, limit: int = 100, name: str | None = None
+    ) -> list[DeadLetter]: ...
+
+
+@runtime_checkable
+class ReconcileStore(Protocol):
+    """One reconciler pass: lost messages re-sent, redriven jobs recorded dead."""
+
+    async def reconcile(
+        self, *, grace: float = 900.0, queues: Sequence[str] | None = None
+    ) -> ReconcileReport: ...
+
+
+@runtime_checkable
+class RoutedStore(Protocol):
+    """A store configured with named queues (their URLs), known without a request."""
+
+    @property
+    def queue_urls(self) -> Mapping[str, str]: ...
+
+
+@runtime_checkable
+class SyncRetryStore(Protocol):
+    def retry(self, job_id: str, now: float) -> bool: ...
+
+
+@runtime_checkable
+class SyncRedriveStore(Protocol):
+    def redrive(
+        self,
+        queue: str | None = None,
+        *,
+        limit: int | None = None,
+        on_progress: RedriveProgress | None = None,
+        name: str | None = None,
+    ) -> RedriveReport: ...
+
+
+@runtime_checkable
+class SyncStatsStore(Protocol):
+    def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]: ...
+
+
+@runtime_checkable
+class SyncDeadLetterStore(Protocol):
+    def dead_letters(
+        self, queue: str | None = None, *, limit: int = 100, name: str | None = None
+    ) -> list[DeadLetter]: ...
+
+
+@runtime_checkable
+class SyncReconcileStore(Protocol):
+    def reconcile(
+        self, *, grace: float = 900.0, queues: Sequence[str] | None = None
+    ) -> ReconcileReport: ...
+
+
+class SyncJobStore(Protocol):
+    def put(self, job: Job, fingerprint: str | None) -> EnqueueResult: ...
+
+    def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]: ...
+
+    def get(self, job_id: str, now: float) -> Job | None: ...
+
+    def cancel(self, job_id: str, now: float) -> bool: ...
+
+    def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage: ...
+
+
+class _BlockingFace:
+    """``SyncJobStore`` over a store that only has the async face: one loop per call."""
+
+    def __init__(self, store: JobStore) -> None:
+        self._store = store
+
+    def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        return asyncio.run(self._store.put(job, fingerprint))
+
+    def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        return asyncio.run(self._store.put_many(items))
+
+    def get(self, job_id: str, now: float) -> Job | None:
+        return asyncio.run(self._store.get(job_id, now))
+
+    def cancel(self, job_id: str, now: float) -> bool:
+        return asyncio.run(self._store.cancel(job_id, now))
+
+    def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        return asyncio.run(self._store.list(filter, limit, cursor, now))
+
+
+def sync_face(store: Any) -> SyncJobStore:
+    """The blocking face of ``store``: its own ``sync`` view if it has one."""
+    view = getattr(store, "sync", None)
+    if view is not None:
+        return view  # type: ignore[no-any-return]
+    return _BlockingFace(store)
+
+
+ClaimWatcher = Callable[[str, int], None]  # (queue, messages refused by one claim round)
+
+
+def watch_claims(store: Any, worker_id: str, watcher: ClaimWatcher | None) -> None:
+    """Have ``store`` tell ``watcher`` how many delivered messages ``worker_id``'s claims
+    refused (``None`` stops it): the claim-refusal metric.
+
+    Only a store that receives messages it may have to refuse has ``watch_claims``
+    (``SqsJobStore``: duplicates, jobs not yet due, gone or malformed); the memory store
+    claims only claimable records, so for it, and for custom stores, this does nothing.
+    """
+    watch = getattr(store, "watch_claims", None)
+    if watch is not None:
+        watch(worker_id, watcher)

@@ -1,0 +1,49 @@
+"""What a handler runs with: its ``JobContext`` and the logger bound to its job.
+
+Apart from the registry because the run builds a context for every job, and the
+registry's declarations (defaults, models, crons) are no part of that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.models import Job
+from ..observe.log import job_fields
+
+
+class JobLogAdapter(logging.LoggerAdapter[logging.Logger]):
+    """Adds the job's fields to every record, keeping the caller's own ``extra``.
+
+    A plain ``LoggerAdapter`` replaces the caller's ``extra`` before Python 3.13.
+    """
+
+    def process(
+        self, msg: Any, kwargs: MutableMapping[str, Any]
+    ) -> tuple[Any, MutableMapping[str, Any]]:
+        kwargs["extra"] = {**(kwargs.get("extra") or {}), **(self.extra or {})}
+        return msg, kwargs
+
+
+@dataclass
+class JobContext:
+    """What a handler gets besides its payload: the job, its attempt, cancellation, logging."""
+
+    job: Job
+    payload: Any
+    attempt: int
+    cancelled: asyncio.Event
+    log: logging.LoggerAdapter[logging.Logger]
+    beat: Callable[[], Awaitable[bool]] = field(repr=False)
+
+    async def heartbeat(self) -> bool:
+        """Extend the lease now; ``False`` means it was lost and the run is being cancelled."""
+        return await self.beat()
+
+
+def context_logger(logger: logging.Logger, job: Job) -> JobLogAdapter:
+    return JobLogAdapter(logger, job_fields(job))

@@ -1,0 +1,346 @@
+"""Handlers: the allowlist of job names a worker runs, and what each one is called with.
+
+A handler is registered under a job name; no code path resolves a handler by import or
+by attribute lookup, so a forged job name can only dead-letter, never run arbitrary code.
+
+Calling convention: a handler with a parameter named ``payload`` gets its parameters in
+declaration order (``payload`` the validated payload, the other one the ``JobContext``);
+any other handler gets the context alone. The payload model is ``model=`` when given,
+else the ``payload`` annotation when it names a pydantic model.
+
+A handler may also declare defaults for its jobs (``HandlerDefaults``): a producer built
+with the registry (``JobQueue(store, registry=...)``) fills the options an enqueue leaves
+out from them, and a worker or Lambda handler running the job applies its ``timeout``
+unless the producer passed one (``Job.timeout_explicit``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Unpack
+
+from pydantic import BaseModel, ValidationError
+
+from ..core.errors import JobConfigError, JobFatalError
+from ..core.models import Job
+from ..core.validation import (
+    LEASE,
+    TIMEOUT,
+    check_job_name,
+    check_queue_name,
+    duration,
+    integer,
+)
+from ..cron.declared import cron_class, merged
+from .context import JobContext
+from .limits import HandlerLimits
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from pydantic_core import ErrorDetails
+
+    from ..core.options import CronOptions  # an annotation: the run path builds no requests
+    from ..cron.schedule import Cron
+
+Handler = Callable[[JobContext], Awaitable[Any]] | Callable[[JobContext], Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class HandlerDefaults(NamedTuple):
+    """What a handler declares for its jobs; ``None`` leaves the option to the producer.
+
+    ``queue``, ``max_attempts`` and ``lease`` are enqueue defaults only: the store acts on
+    them from the record (where the job waits, when a lost lease dead-letters it) before
+    any worker looks up the handler. ``timeout`` also applies at run time, since only the
+    run enforces it (``run_timeout``).
+    """
+
+    queue: str | None = None
+    max_attempts: int | None = None
+    timeout: float | None = None
+    lease: float | None = None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        queue: object = None,
+        max_attempts: object = None,
+        timeout: object = None,
+        lease: object = None,
+    ) -> HandlerDefaults:
+        """Checked as ``enqueue()`` checks the same options, so a default is never refused later."""
+        return cls(
+            queue=None if queue is None else check_queue_name(queue),
+            max_attempts=None
+            if max_attempts is None
+            else integer(max_attempts, "max_attempts", minimum=1, code="invalid_option"),
+            timeout=None
+            if timeout is None
+            else duration(timeout, "timeout", TIMEOUT, code="invalid_option"),
+            lease=None if lease is None else duration(lease, "lease", LEASE, code="invalid_option"),
+        )
+
+    def run_timeout(self, job: Job) -> float:
+        """The timeout a run enforces: the producer's explicit one, else the handler's.
+
+        A record's ``timeout`` is the producer's when it passed one; otherwise it is a
+        default, possibly from a producer that never saw this registry (another service,
+        ``sqsjobs enqueue``), so the handler's own declaration replaces it.
+        """
+        if not job.timeout_explicit and self.timeout is not None:
+            return self.timeout
+        return job.timeout
+
+
+NO_DEFAULTS = HandlerDefaults()
+
+
+class HandlerSpec(NamedTuple):
+    """A registered handler and how to call it, worked out once at registration."""
+
+    name: str
+    function: Callable[..., Any]
+    model: type[BaseModel] | None
+    order: tuple[str, ...]  # "payload" / "ctx" in the order the function takes them
+    is_async: bool
+    defaults: HandlerDefaults = NO_DEFAULTS
+    limits: HandlerLimits | None = None  # fleet-wide, through the store's slots
+
+    @classmethod
+    def inspect(
+        cls,
+        name: str,
+        function: object,
+        model: type[BaseModel] | None = None,
+        defaults: HandlerDefaults = NO_DEFAULTS,
+    ) -> HandlerSpec:
+        if not callable(function):
+            raise JobConfigError(
+                "invalid_option",
+                f"Handler for {name!r} is a {type(function).__name__}; it must be callable",
+            )
+        order = _argument_order(name, function)
+        if model is None and "payload" in order:
+            model = _annotated_model(function)
+        if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise JobConfigError(
+                "invalid_option", f"Handler {name!r}: model must be a pydantic BaseModel subclass"
+            )
+        return cls(name, function, model, order, _is_async(function), defaults)
+
+    def parse(self, payload: Any) -> Any:
+        """The payload as the handler wants it; a mismatch is fatal, since no retry fixes it.
+
+        The error names where and how the payload failed, never what it held: pydantic's
+        own text quotes the input (``input_value='4111-...'``), and so may a validator's
+        message, yet ``last_error`` and the logs must not carry a payload. The error is
+        raised outside the ``except`` so it does not chain the ``ValidationError`` either.
+        """
+        if self.model is None:
+            return payload
+        try:
+            return self.model.model_validate(payload)
+        except ValidationError as invalid:
+            problems = invalid.errors(include_url=False, include_context=False, include_input=False)
+        raise JobFatalError(f"Payload does not match {self.model.__name__}: {_listed(problems)}")
+
+    def arguments(self, ctx: JobContext) -> list[Any]:
+        return [ctx.payload if part == "payload" else ctx for part in self.order]
+
+
+def _checked(options: dict[str, Any]) -> tuple[HandlerDefaults, HandlerLimits | None]:
+    """A handler's options, each checked as its rule says; refused before anything is kept."""
+    names = ("concurrency", "rate", "per_tenant")
+    defaults = {k: v for k, v in options.items() if k not in names}
+    return HandlerDefaults.build(**defaults), HandlerLimits.build(**{k: options[k] for k in names})
+
+
+def _listed(problems: list[ErrorDetails]) -> str:
+    """``2 errors: card (string_pattern_mismatch), lines.1.qty (int_parsing)``."""
+    count = f"{len(problems)} error{'' if len(problems) == 1 else 's'}"
+    where = ", ".join(
+        f"{'.'.join(str(part) for part in problem['loc']) or 'payload'} ({problem['type']})"
+        for problem in problems
+    )
+    return f"{count}: {where}"
+
+
+def _argument_order(name: str, function: Callable[..., Any]) -> tuple[str, ...]:
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return ("ctx",)
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) > 2 or (not positional and not _takes_varargs(parameters)):
+        raise JobConfigError(
+            "invalid_option",
+            f"Handler {name!r} takes {len(positional)} positional parameters; it must take "
+            "ctx, payload, or both (in either order)",
+        )
+    names = [p.name for p in positional]
+    if "payload" not in names:
+        return ("ctx",)
+    return tuple("payload" if n == "payload" else "ctx" for n in names)
+
+
+def _takes_varargs(parameters: list[inspect.Parameter]) -> bool:
+    return any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+def _annotated_model(function: Callable[..., Any]) -> type[BaseModel] | None:
+    """The ``payload`` annotation if it names a model; only that one annotation is resolved."""
+    parameter = inspect.signature(function).parameters["payload"]
+    annotation = parameter.annotation
+    if isinstance(annotation, str):
+        namespace = getattr(inspect.unwrap(function), "__globals__", {})
+        try:
+            annotation = eval(annotation, namespace)
+        except Exception:
+            return None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    call = getattr(function, "__call__", None)  # noqa: B004 - async callable objects
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
+class JobRegistry:
+    """The job names a worker may run, each bound to its handler."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, HandlerSpec] = {}
+        self._crons: list[Cron] = []
+
+    def handler(
+        self,
+        name: str,
+        *,
+        model: type[BaseModel] | None = None,
+        queue: str | None = None,
+        max_attempts: int | None = None,
+        timeout: float | timedelta | None = None,
+        lease: float | timedelta | None = None,
+        concurrency: int | None = None,
+        rate: tuple[int, float] | None = None,
+        per_tenant: bool = False,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as the handler for job ``name``.
+
+        ``queue`` to ``lease`` are defaults for its jobs (``HandlerDefaults``);
+        ``concurrency``, ``rate`` and ``per_tenant`` limit its runs fleet-wide
+        (``HandlerLimits``). All are checked here, before any function is given.
+        """
+        options: dict[str, Any] = {"queue": queue, "max_attempts": max_attempts}
+        options |= {"timeout": timeout, "lease": lease, "concurrency": concurrency}
+        options |= {"rate": rate, "per_tenant": per_tenant}
+        check_job_name(name)
+        _checked(options)
+
+        def register(function: F) -> F:
+            self.add(name, function, model=model, **options)
+            return function
+
+        return register
+
+    def add(
+        self,
+        name: str,
+        function: Any,
+        *,
+        model: type[BaseModel] | None = None,
+        queue: str | None = None,
+        max_attempts: int | None = None,
+        timeout: float | timedelta | None = None,
+        lease: float | timedelta | None = None,
+        concurrency: int | None = None,
+        rate: tuple[int, float] | None = None,
+        per_tenant: bool = False,
+    ) -> None:
+        check_job_name(name)
+        defaults, limits = _checked(
+            {"queue": queue, "max_attempts": max_attempts, "timeout": timeout, "lease": lease}
+            | {"concurrency": concurrency, "rate": rate, "per_tenant": per_tenant}
+        )
+        if name in self._specs:
+            raise JobConfigError("invalid_option", f"A handler for {name!r} is already registered")
+        spec = HandlerSpec.inspect(name, function, model, defaults)
+        self._specs[name] = spec._replace(limits=limits)
+
+    def defaults(self, name: str) -> HandlerDefaults:
+        """What the handler for ``name`` declares; nothing for a name with no handler."""
+        spec = self._specs.get(name)
+        return NO_DEFAULTS if spec is None else spec.defaults
+
+    @classmethod
+    def from_handlers(cls, handlers: JobRegistry | Mapping[str, Any]) -> JobRegistry:
+        """A registry from a registry or a plain ``{name: handler}`` mapping; never empty."""
+        if isinstance(handlers, JobRegistry):
+            registry = handlers
+        elif isinstance(handlers, Mapping):
+            registry = cls()
+            for name, function in handlers.items():
+                registry.add(name, function)
+        else:
+            raise JobConfigError(
+                "unknown_handler",
+                f"handlers must be a JobRegistry or a mapping of job name to handler, "
+                f"got {type(handlers).__name__}",
+            )
+        if not registry._specs:
+            raise JobConfigError(
+                "unknown_handler",
+                "The handler registry is empty: every claimed job would dead-letter. "
+                "Register handlers with @registry.handler('name').",
+            )
+        return registry
+
+    def get(self, name: str) -> HandlerSpec | None:
+        return self._specs.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def cron(
+        self,
+        schedule: str,
+        name: str,
+        payload: Any = None,
+        *,
+        timezone: str = "UTC",
+        **options: Unpack[CronOptions],
+    ) -> Cron:
+        """Declare a cron that every worker built from this registry runs, beside its ``cron=``.
+
+        It is checked here, as ``Cron`` checks it, so a typo in a schedule fails when the
+        application imports its registry rather than at the first tick.
+        """
+        declared = cron_class()(schedule, name, payload, timezone, options)
+        if declared in self._crons:
+            raise JobConfigError(
+                "invalid_option",
+                f"The cron {name!r} at {schedule!r} is already declared on this registry",
+            )
+        self._crons.append(declared)
+        return declared
+
+    @property
+    def crons(self) -> tuple[Cron, ...]:
+        """The crons declared with ``cron()``, in declaration order."""
+        return tuple(self._crons)
+
+    def crons_with(self, cron: Iterable[Cron]) -> tuple[Cron, ...]:
+        """``cron`` and this registry's crons, each once: what a worker built from it runs."""
+        return merged(cron, self._crons)

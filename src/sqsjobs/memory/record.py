@@ -1,0 +1,120 @@
+"""The memory store's mutable record: epoch floats and JSON text, copied out as a ``Job``.
+
+Payload and result are held as JSON text and parsed on every read, so each ``Job``
+handed out owns fresh containers and no caller can mutate the store through one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..core.lifecycle import ClaimDecision, claim_decision
+from ..core.models import Job, JobStatus
+from ..core.times import epoch, utc, utc_or_none
+from ..core.validation import dump_json
+
+
+@dataclass(slots=True)
+class Record:
+    id: str
+    queue: str
+    name: str
+    payload_json: str
+    status: JobStatus
+    attempts: int
+    max_attempts: int
+    run_at: float
+    created_at: float
+    updated_at: float
+    lease_until: float | None
+    locked_by: str | None
+    lease_token: str | None
+    lease: float
+    timeout: float
+    timeout_explicit: bool
+    priority: int
+    idempotency_key: str | None
+    tenant: str | None
+    last_error: str | None
+    completed_at: float | None
+    result_json: str | None
+    fingerprint: str | None
+    expires_at: float | None = None
+    version: int = 0
+    group: str | None = None  # informational here: claim order stays priority order
+    trace_context: dict[str, str] | None = None  # copied in and out: no caller shares it
+
+    @classmethod
+    def from_job(cls, job: Job, fingerprint: str | None) -> Record:
+        return cls(
+            id=job.id,
+            queue=job.queue,
+            name=job.name,
+            payload_json=dump_json(job.payload),
+            status=job.status,
+            attempts=job.attempts,
+            max_attempts=job.max_attempts,
+            run_at=epoch(job.run_at),
+            created_at=epoch(job.created_at),
+            updated_at=epoch(job.updated_at),
+            lease_until=None,
+            locked_by=None,
+            lease_token=None,
+            lease=job.lease,
+            timeout=job.timeout,
+            timeout_explicit=job.timeout_explicit,
+            priority=job.priority,
+            idempotency_key=job.idempotency_key,
+            tenant=job.tenant,
+            last_error=None,
+            completed_at=None,
+            result_json=None,
+            fingerprint=fingerprint,
+            group=job.group,
+            trace_context=None if job.trace_context is None else dict(job.trace_context),
+        )
+
+    def to_job(self) -> Job:
+        return Job.model_construct(
+            id=self.id,
+            queue=self.queue,
+            name=self.name,
+            payload=json.loads(self.payload_json),
+            status=self.status,
+            attempts=self.attempts,
+            max_attempts=self.max_attempts,
+            run_at=utc(self.run_at),
+            created_at=utc(self.created_at),
+            updated_at=utc(self.updated_at),
+            lease_until=utc_or_none(self.lease_until),
+            locked_by=self.locked_by,
+            lease_token=self.lease_token,
+            lease=self.lease,
+            timeout=self.timeout,
+            timeout_explicit=self.timeout_explicit,
+            priority=self.priority,
+            idempotency_key=self.idempotency_key,
+            tenant=self.tenant,
+            last_error=self.last_error,
+            completed_at=utc_or_none(self.completed_at),
+            result=None if self.result_json is None else json.loads(self.result_json),
+            group=self.group,
+            trace_context=None if self.trace_context is None else dict(self.trace_context),
+        )
+
+    def ready_entry(self) -> tuple[int, float, float, str, int]:
+        """Heap key for claim order: priority desc, run_at, created_at, id.
+
+        Ordered by the instants a reader sees (``Job``'s datetimes, to the microsecond):
+        a job released at ``now`` and one enqueued at the same ``now`` have equal
+        ``run_at`` for every reader, so they must tie here too, whatever digits below
+        the microsecond the clock had (an enqueue's instants pass through a datetime).
+        """
+        run_at, created_at = epoch(utc(self.run_at)), epoch(utc(self.created_at))
+        return (-self.priority, run_at, created_at, self.id, self.version)
+
+    def claim_decision(self, now: float) -> ClaimDecision:
+        return claim_decision(
+            self.status, self.run_at, self.lease_until, self.attempts, self.max_attempts, now
+        )

@@ -1,0 +1,246 @@
+"""The producer façades: ``JobQueue`` (async) and ``SyncJobQueue`` (blocking).
+
+Both hold a ``QueueConfig`` and call ``enqueue.prepare`` for everything before the store;
+each I/O method is a few lines: prepare, one store call, log. ``SyncJobQueue`` talks to the
+store's blocking face, so a Django view or a Lambda function enqueues without an event
+loop and without importing aioboto3.
+
+Given ``registry=``, a producer fills the options an enqueue leaves out (queue,
+max_attempts, timeout, lease) from what the job's handler declares; an explicit argument
+always wins (``enqueue``). Tenant views enqueue through their façade, so they do too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Unpack
+
+from ..core.backoff import Backoff
+from ..core.errors import JobBatchError
+from ..core.models import Job
+from ..core.options import EnqueueOptions, enqueue_request
+from ..core.requests import EnqueueRequest, EnqueueResult, JobPage, StatusFilter
+from ..core.store import JobStore, SyncJobStore, sync_face
+from ..core.validation import check_tenant
+from ..observe.log import Event, default_logger, log_event
+from ..observe.tracing import enqueue_span
+from .enqueue import Prepared, QueueConfig, list_filter, prepare, prepare_many
+from .tenant import SyncTenantJobQueue, TenantJobQueue
+
+if TYPE_CHECKING:
+    from ..handlers.registry import JobRegistry
+
+DEFAULT_BACKOFF = Backoff()
+
+
+def _items(jobs: list[Job], prepared: list[Prepared]) -> list[tuple[Job, str | None]]:
+    """What ``put_many`` writes: the jobs (with their trace context) and fingerprints."""
+    return [(job, p.fingerprint) for job, p in zip(jobs, prepared, strict=True)]
+
+
+class _BaseQueue:
+    """Configuration and logging shared by both façades; no I/O."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        default_queue: str = "default",
+        payload_max_bytes: int = 65536,
+        default_max_attempts: int = 5,
+        default_timeout: float = 30.0,
+        default_lease: float = 30.0,
+        backoff: Backoff = DEFAULT_BACKOFF,
+        clock: Callable[[], float] = time.time,
+        logger: logging.Logger | None = None,
+        registry: JobRegistry | None = None,
+    ) -> None:
+        self.config = QueueConfig.build(
+            store,
+            default_queue=default_queue,
+            payload_max_bytes=payload_max_bytes,
+            default_max_attempts=default_max_attempts,
+            default_timeout=default_timeout,
+            default_lease=default_lease,
+            backoff=backoff,
+            clock=clock,
+            registry=registry,
+        )
+        self.store = store
+        self.logger = default_logger(logger)
+
+    @property
+    def default_queue(self) -> str:
+        return self.config.default_queue
+
+    @property
+    def payload_max_bytes(self) -> int:
+        return self.config.payload_max_bytes
+
+    @property
+    def backoff(self) -> Backoff:
+        return self.config.backoff
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.config.clock
+
+    @property
+    def registry(self) -> JobRegistry | None:
+        """The registry whose handlers' defaults fill this producer's enqueues, if any."""
+        return self.config.registry
+
+    def _logged(self, result: EnqueueResult) -> EnqueueResult:
+        job = result.job
+        if result.duplicate:
+            log_event(
+                self.logger,
+                logging.INFO,
+                Event.DUPLICATE,
+                f"Job {job.name!r} already enqueued as {job.id} for its idempotency key",
+                job,
+            )
+        else:
+            log_event(
+                self.logger,
+                logging.INFO,
+                Event.ENQUEUE,
+                f"Enqueued job {job.name!r} ({job.id})",
+                job,
+                delay=max(0.0, (job.run_at - job.created_at).total_seconds()),
+            )
+        return result
+
+    def _logged_all(self, results: list[EnqueueResult]) -> list[EnqueueResult]:
+        return [self._logged(result) for result in results]
+
+    def _logged_cancel(self, job_id: str, cancelled: bool) -> bool:
+        if cancelled:
+            log_event(
+                self.logger,
+                logging.INFO,
+                Event.CANCELLED,
+                f"Cancelled job {job_id}",
+                job_id=job_id,
+            )
+        return cancelled
+
+
+class JobQueue(_BaseQueue):
+    """Enqueue, read and cancel jobs from async code."""
+
+    def for_tenant(self, tenant: str) -> TenantJobQueue:
+        """A view that enqueues for ``tenant`` and reads, cancels and lists only its jobs.
+
+        Hand it to code that serves one tenant; an invalid id is refused here, at once.
+        """
+        return TenantJobQueue(self, check_tenant(tenant))
+
+    async def enqueue(
+        self,
+        name: str,
+        payload: Any = None,
+        **options: Unpack[EnqueueOptions],
+    ) -> EnqueueResult:
+        """Enqueue job ``name`` with ``payload``; ``options`` are ``EnqueueOptions``.
+
+        Everything is checked before the store is written; a duplicate under the same
+        idempotency key returns the job already there (``duplicate=True``).
+        """
+        request = enqueue_request("enqueue()", name, payload, options)
+        prepared = prepare(self.config, request, self.clock())
+        with enqueue_span([prepared.job]) as [job]:
+            return self._logged(await self.store.put(job, prepared.fingerprint))
+
+    async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        prepared = prepare_many(self.config, requests, self.clock())
+        with enqueue_span([p.job for p in prepared]) as jobs:
+            try:
+                results = await self.store.put_many(_items(jobs, prepared))
+            except JobBatchError as error:
+                self._logged_all(error.results)
+                raise
+            return self._logged_all(results)
+
+    async def get(self, job_id: str) -> Job | None:
+        return await self.store.get(job_id, self.clock())
+
+    async def cancel(self, job_id: str) -> bool:
+        return self._logged_cancel(job_id, await self.store.cancel(job_id, self.clock()))
+
+    async def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage:
+        filter, limit = list_filter(
+            queue=queue, status=status, name=name, tenant=tenant, limit=limit
+        )
+        return await self.store.list(filter, limit, cursor, self.clock())
+
+
+class SyncJobQueue(_BaseQueue):
+    """``JobQueue``'s blocking twin, for Lambda functions, Django, Flask and scripts."""
+
+    @cached_property
+    def _sync(self) -> SyncJobStore:
+        return sync_face(self.store)
+
+    def for_tenant(self, tenant: str) -> SyncTenantJobQueue:
+        """``JobQueue.for_tenant``, blocking: a view bound to ``tenant``."""
+        return SyncTenantJobQueue(self, check_tenant(tenant))
+
+    def enqueue(
+        self,
+        name: str,
+        payload: Any = None,
+        **options: Unpack[EnqueueOptions],
+    ) -> EnqueueResult:
+        """Enqueue job ``name`` with ``payload``; ``options`` are ``EnqueueOptions``.
+
+        Everything is checked before the store is written; a duplicate under the same
+        idempotency key returns the job already there (``duplicate=True``).
+        """
+        request = enqueue_request("enqueue()", name, payload, options)
+        prepared = prepare(self.config, request, self.clock())
+        with enqueue_span([prepared.job]) as [job]:
+            return self._logged(self._sync.put(job, prepared.fingerprint))
+
+    def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        prepared = prepare_many(self.config, requests, self.clock())
+        with enqueue_span([p.job for p in prepared]) as jobs:
+            try:
+                results = self._sync.put_many(_items(jobs, prepared))
+            except JobBatchError as error:
+                self._logged_all(error.results)
+                raise
+            return self._logged_all(results)
+
+    def get(self, job_id: str) -> Job | None:
+        return self._sync.get(job_id, self.clock())
+
+    def cancel(self, job_id: str) -> bool:
+        return self._logged_cancel(job_id, self._sync.cancel(job_id, self.clock()))
+
+    def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage:
+        filter, limit = list_filter(
+            queue=queue, status=status, name=name, tenant=tenant, limit=limit
+        )
+        return self._sync.list(filter, limit, cursor, self.clock())

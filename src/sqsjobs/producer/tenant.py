@@ -1,0 +1,225 @@
+"""Tenant-bound views of a producer: ``queue.for_tenant("acme")``.
+
+A view holds its façade and one valid tenant id. It binds or checks the tenant of each
+call and hands the call to the façade, whose config, store and logger do the rest, so
+no rule is checked twice and a view behaves exactly like its façade for its own jobs.
+
+What it enforces is an in-process guard for code given a view instead of the queue (a
+request handler serving one tenant): through the view it cannot enqueue for, read,
+cancel or list another tenant's jobs, nor jobs without a tenant. It is not a security
+boundary against code that holds the façade, the store or AWS credentials: those reach
+every tenant (see "Tenants and isolation" in the README).
+
+Nor can it join another tenant's message group: every job with a tenant, through a view
+or the façade alike, is grouped within its tenant (``tenant``, or ``{tenant}/{group}``
+for a group it names: ``core.validation.tenant_group``, applied where the request is
+prepared), so the view needs no rule of its own for groups and a tenant's group means
+the same whichever producer enqueued the job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any, Protocol, Unpack
+
+from ..core.errors import JobConfigError
+from ..core.models import Job
+from ..core.options import EnqueueOptions
+from ..core.requests import EnqueueRequest, EnqueueResult, JobPage, StatusFilter
+
+
+class AsyncProducer(Protocol):
+    """What an async view hands its calls to: ``JobQueue``."""
+
+    async def enqueue(
+        self, name: str, payload: Any = None, **options: Unpack[EnqueueOptions]
+    ) -> EnqueueResult: ...
+
+    async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]: ...
+
+    async def get(self, job_id: str) -> Job | None: ...
+
+    async def cancel(self, job_id: str) -> bool: ...
+
+    async def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage: ...
+
+
+class SyncProducer(Protocol):
+    """What a blocking view hands its calls to: ``SyncJobQueue``."""
+
+    def enqueue(
+        self, name: str, payload: Any = None, **options: Unpack[EnqueueOptions]
+    ) -> EnqueueResult: ...
+
+    def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]: ...
+
+    def get(self, job_id: str) -> Job | None: ...
+
+    def cancel(self, job_id: str) -> bool: ...
+
+    def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage: ...
+
+
+class _TenantBound:
+    """The tenant checks both views share; no I/O."""
+
+    def __init__(self, tenant: str) -> None:
+        self._tenant = tenant
+
+    @property
+    def tenant(self) -> str:
+        return self._tenant
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(tenant={self._tenant!r})"
+
+    def _own(self, tenant: object, where: str) -> str:
+        """The view's tenant, if ``tenant`` (from the caller) is it or is left out."""
+        if tenant is not None and tenant != self._tenant:
+            raise JobConfigError(
+                "invalid_option",
+                f"{where} has tenant {tenant!r}, but this queue is bound to tenant "
+                f"{self._tenant!r}: pass tenant={self._tenant!r} or leave it out",
+            )
+        return self._tenant
+
+    def _bound(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueRequest]:
+        """Every request bound to the view's tenant, all checked before any is written."""
+        bound: list[EnqueueRequest] = []
+        for index, request in enumerate(requests):
+            if isinstance(request, EnqueueRequest):
+                tenant = self._own(request.tenant, f"enqueue_many() item {index}")
+                request = dataclasses.replace(request, tenant=tenant)
+            bound.append(request)  # anything else: the façade refuses it, naming its index
+        return bound
+
+    def _mine(self, job: Job | None) -> Job | None:
+        return job if job is not None and job.tenant == self._tenant else None
+
+
+class TenantJobQueue(_TenantBound):
+    """``JobQueue.for_tenant(tenant)``: the async producer methods, for one tenant only."""
+
+    def __init__(self, queue: AsyncProducer, tenant: str) -> None:
+        super().__init__(tenant)
+        self._queue = queue
+
+    async def enqueue(
+        self,
+        name: str,
+        payload: Any = None,
+        **options: Unpack[EnqueueOptions],
+    ) -> EnqueueResult:
+        """Enqueue for this view's tenant; ``options`` are ``EnqueueOptions``, and a
+        ``tenant`` among them must be this view's."""
+        options["tenant"] = self._own(options.get("tenant"), "enqueue()")
+        return await self._queue.enqueue(name, payload, **options)
+
+    async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        return await self._queue.enqueue_many(self._bound(requests))
+
+    async def get(self, job_id: str) -> Job | None:
+        """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
+        return self._mine(await self._queue.get(job_id))
+
+    async def cancel(self, job_id: str) -> bool:
+        """Cancel the job if it is this tenant's; another tenant's is left alone (False).
+
+        Read first, cancel after: cancelling first would have cancelled another tenant's
+        job before finding out. Nothing can slip in between: a job's tenant never changes,
+        and an id never passes to another tenant (random ids are never reused; a keyed id
+        derives from queue, tenant and key, so a key freed by retention and taken again
+        yields a job of the same tenant).
+        """
+        if await self.get(job_id) is None:
+            return False
+        return await self._queue.cancel(job_id)
+
+    async def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage:
+        return await self._queue.list(
+            queue=queue,
+            status=status,
+            name=name,
+            tenant=self._own(tenant, "list()"),
+            limit=limit,
+            cursor=cursor,
+        )
+
+
+class SyncTenantJobQueue(_TenantBound):
+    """``SyncJobQueue.for_tenant(tenant)``: ``TenantJobQueue``'s blocking twin."""
+
+    def __init__(self, queue: SyncProducer, tenant: str) -> None:
+        super().__init__(tenant)
+        self._queue = queue
+
+    def enqueue(
+        self,
+        name: str,
+        payload: Any = None,
+        **options: Unpack[EnqueueOptions],
+    ) -> EnqueueResult:
+        """Enqueue for this view's tenant; ``options`` are ``EnqueueOptions``, and a
+        ``tenant`` among them must be this view's."""
+        options["tenant"] = self._own(options.get("tenant"), "enqueue()")
+        return self._queue.enqueue(name, payload, **options)
+
+    def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        return self._queue.enqueue_many(self._bound(requests))
+
+    def get(self, job_id: str) -> Job | None:
+        """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
+        return self._mine(self._queue.get(job_id))
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel the job if it is this tenant's (read first: see ``TenantJobQueue.cancel``)."""
+        if self.get(job_id) is None:
+            return False
+        return self._queue.cancel(job_id)
+
+    def list(
+        self,
+        *,
+        queue: str | None = None,
+        status: StatusFilter = None,
+        name: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> JobPage:
+        return self._queue.list(
+            queue=queue,
+            status=status,
+            name=name,
+            tenant=self._own(tenant, "list()"),
+            limit=limit,
+            cursor=cursor,
+        )

@@ -1,0 +1,400 @@
+"""A run's hold on its claimed job: heartbeats, and the outcome's write under the lease.
+
+Recording the outcome (complete, fail or release) is one store write. When the store
+call raises (AWS still throttling after the client's own retries, a network failure),
+giving up would leave the job to the next claim although its handler ran: it would run
+twice, or be dead-lettered after a success on its final attempt. A bound in time, such
+as the lease the write began in, only moves that failure: once it passes, the lease
+lapses and the next claim has the job. So the same write is tried again, with capped
+backoff, for as long as it takes, while the heartbeats go on every lease/3 (the
+record's ``lease_until`` and the message's visibility), so no other claim can take the
+job meanwhile. What ends the tries is the store's answer, or whoever runs the job:
+
+    write accepted ─────────────────────────────────────► WRITTEN
+    write refused (another claim's token) ──────────────► REFUSED, or CANCELLED
+    a heartbeat refused meanwhile: one more try, and
+      the record shows this write (its response lost) ──► WRITTEN
+      it still runs under our token (lapsed, untaken) ──► the tries go on, unheld
+      else ─────────────────────────────────────────────► LOST, or CANCELLED
+    the worker stops and its grace is over: one release ► RELEASED; or, that failing
+                                                          too, UNRECORDED: heartbeats end
+                                                          and the lease runs out
+    the invocation's deadline (Lambda) ─────────────────► UNRECORDED: the next claim's
+    refused as invalid, ``PERMANENT_TRIES`` times ────────► UNRECORDED, heartbeats end
+
+Every way out that records nothing is logged with what becomes of the job. The
+worker's slot stays taken meanwhile: the job is not done. A write refused as invalid
+(not ``retryable``: a 4xx that is not throttling) held that way would keep its slot
+until a stop, whose release would run it again uncounted, forever.
+
+Repeating the write is safe: each try is the same call (its ``now`` fixed), fenced on the
+lease token. A try whose response was lost may have taken effect; the next try is then
+refused by the record it left. The SQS store recognises its own write there
+(``flows.settle``); for any store, a refusal after that is checked against the record,
+whose status and ``updated_at`` equal to the write's ``now`` are that write's.
+
+A heartbeat waits for a write's try in flight, one interval at most: so neither's change
+to the message overtakes the other's, and a try botocore keeps retrying cannot lapse the lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from enum import Enum
+from typing import NamedTuple
+
+from ..core.backoff import Backoff
+from ..core.errors import describe_error, retryable
+from ..core.lifecycle import holds_lease
+from ..core.models import Job, JobStatus
+from ..core.store import JobStore
+from ..core.times import epoch, utc
+from ..observe.log import Event
+
+WRITE_RETRY = Backoff(base=0.5, max=4.0)  # between tries of a store write that raised
+LOGGED_FIRST, LOGGED_EVERY = 3, 10  # failures logged one by one, then every 10th
+STOP_PATIENCE = 5.0  # seconds a stopping worker gives the release of a pending write
+SAME_INSTANT = 1e-6  # a record's datetimes keep microseconds
+PERMANENT_TRIES = 3  # tries of a write the store refuses as invalid before it is let go
+Log = Callable[..., None]  # (level, event, message, **extra), the run's log
+
+
+class Written(Enum):
+    WRITTEN = "written"
+    RELEASED = "released"  # at a stop, instead of the write
+    REFUSED = "refused"
+    LOST = "lost"
+    CANCELLED = "cancelled"
+    UNRECORDED = "unrecorded"
+
+
+class Write(NamedTuple):
+    """One outcome's store write: the same call at every try.
+
+    A NamedTuple, not a dataclass: this module loads at a Lambda function's cold start.
+    """
+
+    what: str  # "completion", "failure", "release", "deferral": for the log
+    call: Callable[[], Awaitable[bool]]
+    now: float  # the ``now`` it sends, so the record it leaves can be recognised
+    leaves: JobStatus  # the status it sets
+    instead: Callable[[], Write] | None = None  # a stopping worker's release in its place
+
+
+class _Stopped(Exception):
+    """The worker stopped, its grace over, while a write that gives way to it was pending."""
+
+
+class Lease:
+    """The lease of one claimed job, as its run holds it."""
+
+    def __init__(
+        self,
+        job: Job,
+        store: JobStore,
+        clock: Callable[[], float],
+        log: Log,
+        *,
+        deadline: float | None,
+        on_lost: Callable[[], None],
+        on_extended: Callable[[float, float], Awaitable[None]] | None = None,
+    ) -> None:
+        assert job.lease_token is not None, "a claimed job carries its lease token"
+        self.job = job
+        self.token: str = job.lease_token
+        self.store = store
+        self.clock = clock
+        self.log = log
+        self.deadline = deadline  # time.monotonic() of the invocation's deadline, if any
+        self.on_lost = on_lost
+        self.on_extended = on_extended  # (until, now): what else the run holds for its lease
+        self.until = (  # as last extended, on ``clock``
+            job.lease_until.timestamp() if job.lease_until is not None else clock() + job.lease
+        )
+        self.lost = asyncio.Event()  # a heartbeat was refused: another claim owns the job
+        self.error: str | None = None  # why the outcome's last try failed, if it did
+        self._stopping = asyncio.Event()  # the worker stopped and its grace is over
+        self._writing = asyncio.Lock()  # a heartbeat waits for a write's try in flight
+        self._beating: asyncio.Future[None] | None = None
+
+    # -- heartbeats ----------------------------------------------------------------------
+
+    def hold(self) -> None:
+        """Heartbeat every lease/3 from now until ``let_go`` or a refusal."""
+        self._beating = asyncio.ensure_future(self._keep())
+
+    def let_go(self) -> None:
+        """Stop heartbeating; a heartbeat in flight is cancelled where it waits."""
+        if self._beating is not None:
+            self._beating.cancel()
+
+    async def _let_go_now(self) -> None:
+        """Stop heartbeating, and wait until no heartbeat is in flight."""
+        self.let_go()
+        if self._beating is not None:
+            await asyncio.gather(self._beating, return_exceptions=True)
+
+    def stop(self) -> None:
+        """The worker is stopping and its grace is over: a pending outcome gives way to a
+        release (``Write.instead``)."""
+        self._stopping.set()
+
+    async def _keep(self) -> None:
+        interval = self.job.lease / 3
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                if not await self.beat(patience=interval):
+                    return
+            except Exception as error:  # a failing store call: the next beat may still succeed
+                self.log(
+                    logging.WARNING,
+                    Event.HEARTBEAT_FAILED,
+                    f"Heartbeat for job {self.job.id} failed: {describe_error(error)}",
+                    error=describe_error(error),
+                )
+
+    async def beat(self, patience: float | None = None) -> bool:
+        """Extend the lease now; False (and ``on_lost``) once the store refuses it.
+
+        ``patience``: how long to wait for a write's try in flight before going ahead.
+        """
+        async with self._turn(patience):
+            now = self.clock()
+            until = now + self.job.lease
+            held = await self.store.heartbeat(self.job.id, self.token, until, now)
+        if held:
+            self.until = until
+            if self.on_extended is not None:
+                await self.on_extended(until, now)
+        else:
+            self.lost.set()
+            self.on_lost()
+        return held
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, patience: float | None) -> AsyncIterator[None]:
+        """The write lock, or, after ``patience`` seconds without it, no lock."""
+        try:
+            taken: bool = await asyncio.wait_for(self._writing.acquire(), patience)
+        except TimeoutError:
+            taken = False
+        try:
+            yield
+        finally:
+            if taken:
+                self._writing.release()
+
+    # -- the outcome's write -------------------------------------------------------------
+
+    async def write(self, write: Write) -> Written:
+        """Send ``write`` until the store answers or the run must end (module docs); the
+        heartbeats end with it, before any hook runs."""
+        try:
+            return await self._write(write)
+        finally:
+            self.let_go()
+
+    async def _write(self, write: Write) -> Written:
+        failures = 0
+        while True:
+            try:
+                accepted = await self._try(write, race=failures > 0)
+            except _Stopped:
+                return await self._give_way(write)
+            except Exception as error:
+                failures += 1
+                self.error = describe_error(error)
+                if not retryable(error) and failures >= PERMANENT_TRIES:
+                    await self._let_go_now()
+                    then = "; the store refuses it as invalid, so heartbeats stopped: "
+                    return self._unrecorded(write, f"after {failures} tries", then)
+                ended = await self._after_failure(write, failures)
+                if ended is not None:
+                    return ended
+                continue
+            if accepted:
+                return Written.WRITTEN
+            return _judged(await self._read(), write, Written.REFUSED)
+
+    async def owner(self) -> Written:
+        """After a heartbeat was refused with no write pending: CANCELLED or LOST."""
+        return _judged(await self._read(), None, Written.LOST)
+
+    async def _try(self, write: Write, *, race: bool) -> bool:
+        """One try; with ``race``, a stop abandons it (``_Stopped``) if it gives way to one.
+
+        The first try does not race: a stop comes only after a grace, and the hot path
+        of every job should not pay for watching it.
+        """
+        async with self._turn(None):
+            if not race or write.instead is None:
+                return await write.call()
+            if self._stopping.is_set():
+                raise _Stopped
+            return await _unless(self._stopping, write.call)
+
+    async def _after_failure(self, write: Write, failures: int) -> Written | None:
+        """Wait before the next try; None to make it, else how the write ended."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return self._unrecorded(write, "before the invocation deadline", "; ")
+        delay = 0.0 if self.lost.is_set() else WRITE_RETRY.delay(failures)
+        if self.deadline is not None:
+            delay = min(delay, self.deadline - time.monotonic())
+        self._warn(write, failures, delay)
+        await self._pause(write, delay)
+        if self.lost.is_set():
+            return await self._confirm(write)
+        if write.instead is not None and self._stopping.is_set():
+            return await self._give_way(write)
+        return None
+
+    async def _pause(self, write: Write, delay: float) -> None:
+        """Wait ``delay`` seconds; a refused heartbeat, or a stop the write gives way to,
+        ends the wait at once."""
+        events = [self.lost] if write.instead is None else [self.lost, self._stopping]
+        waits = [asyncio.ensure_future(event.wait()) for event in events]
+        try:
+            await asyncio.wait(waits, timeout=max(0.0, delay), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+
+    async def _confirm(self, write: Write) -> Written | None:
+        """A heartbeat was refused while ``write`` was pending: perhaps by the record an
+        earlier try of it left (its response lost). Try once more, and read the record if
+        that is refused or fails; None when the job still runs under our token (its lease
+        lapsed, no claim took it yet): the tries go on, since the write may still land."""
+        try:
+            if await self._try(write, race=True):
+                return Written.WRITTEN
+            failed = False
+        except _Stopped:
+            return await self._give_way(write)
+        except Exception as error:
+            self.error, failed = describe_error(error), True
+        record = await self._read()
+        if failed and record is not None and self._holds(record) and not _shows(record, write):
+            self.lost.clear()
+            return None
+        return _judged(record, write, Written.LOST)
+
+    async def _give_way(self, write: Write) -> Written:
+        """The stop's grace ended with ``write`` unrecorded: one try of its release (the job
+        queued again, the attempt not counted), then what follows, said in the log."""
+        assert write.instead is not None, "only a write with a release gives way to a stop"
+        release = write.instead()
+        failed: str | None = None
+        record: Job | None = None
+        try:
+            async with asyncio.timeout(STOP_PATIENCE):
+                try:
+                    if await release.call():
+                        return Written.RELEASED
+                except Exception as error:
+                    failed = describe_error(error)
+                record = await self._read()
+        except TimeoutError:
+            failed = failed or f"no answer within {STOP_PATIENCE:g}s"
+        if _shows(record, release):
+            return Written.RELEASED
+        if failed is None or (record is not None and not self._holds(record)):
+            return _judged(record, write, Written.LOST)
+        await self._let_go_now()  # so the lease logged below is the last one
+        until = utc(self.until).isoformat(timespec="milliseconds")
+        then = f"; releasing it failed too ({failed}); heartbeats stopped, its lease runs out at "
+        return self._unrecorded(write, "before the worker stopped", f"{then}{until}: ")
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _holds(self, record: Job) -> bool:
+        return holds_lease(record.status, record.lease_token, self.token)
+
+    async def _read(self) -> Job | None:
+        """The job's record now; None when the store cannot say (or has none)."""
+        try:
+            return await self.store.get(self.job.id, self.clock())
+        except Exception:
+            return None
+
+    def _warn(self, write: Write, failures: int, delay: float) -> None:
+        """A failed try, logged for the first few and then every tenth: a store failing
+        for minutes must not flood the log."""
+        if failures > LOGGED_FIRST and failures % LOGGED_EVERY:
+            return
+        tries = "1 try" if failures == 1 else f"{failures} tries"
+        quieter = f"; from now on every {LOGGED_EVERY}th failure is logged"
+        self.log(
+            logging.WARNING,
+            Event.RUN_FAILED,
+            f"Recording the {write.what} of job {self.job.name!r} ({self.job.id}) failed "
+            f"({tries} so far): {self.error}; trying again in {max(0.0, delay):.2f}s"
+            + (quieter if failures == LOGGED_FIRST else ""),
+            error=self.error,
+            failures=failures,
+        )
+
+    def _unrecorded(self, write: Write, when: str, then: str) -> Written:
+        """Log that ``write`` ends unrecorded ``when``, ``then`` what follows; the next
+        claim after the lease has the job."""
+        job, why = self.job, self.error or "the store had not answered"
+        self.log(
+            logging.ERROR,
+            Event.RUN_FAILED,
+            f"Could not record the {write.what} of job {job.name!r} ({job.id}) {when}: "
+            f"{why}{then}{after_lease(job)}",
+            error=why,
+        )
+        return Written.UNRECORDED
+
+
+async def _unless(stop: asyncio.Event, call: Callable[[], Awaitable[bool]]) -> bool:
+    """``call()``, abandoned (``_Stopped``) if ``stop`` is set first."""
+    attempt = asyncio.ensure_future(call())
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([attempt, stopped], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not attempt.done():
+            attempt.cancel()
+            await asyncio.gather(attempt, return_exceptions=True)
+    if attempt.cancelled():
+        raise _Stopped
+    return attempt.result()
+
+
+def _shows(record: Job | None, write: Write) -> bool:
+    """Whether ``record`` is the one ``write`` leaves: its status, written at its ``now``."""
+    return (
+        record is not None
+        and record.status is write.leaves
+        and abs(epoch(record.updated_at) - write.now) <= SAME_INSTANT
+    )
+
+
+def _judged(record: Job | None, write: Write | None, otherwise: Written) -> Written:
+    """What a refusal means, from the record read after it: our own write, a cancellation,
+    or ``otherwise`` (another claim's, or nobody's)."""
+    if write is not None and _shows(record, write):
+        return Written.WRITTEN
+    if record is not None and record.status is JobStatus.CANCELLED:
+        return Written.CANCELLED
+    return otherwise
+
+
+def after_lease(job: Job) -> str:
+    """What becomes of a claimed job whose outcome was not recorded (spec: "Fencing")."""
+    if job.attempts >= job.max_attempts:
+        return (
+            f"this was its final attempt ({job.attempts} of {job.max_attempts}): "
+            "the next claim after its lease dead-letters it"
+        )
+    return (
+        f"the next claim after its lease runs it again "
+        f"(this was attempt {job.attempts} of {job.max_attempts})"
+    )
