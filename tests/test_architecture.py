@@ -30,6 +30,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("infra",),
     ("contrib", "cli"),
 )
+# Within ``aws``, the same rule over its layers; its ``__init__`` is its public face, on top.
+AWS_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("wire",),
+    ("flows", "transports"),
+    ("store",),
+    ("_cron_handler",),
+    ("lambda_",),
+)
 ROOT_FACES = {"__init__.py", "__main__.py", "py.typed"}
 
 
@@ -95,12 +103,20 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def layer_of(module: str) -> int | None:
-    part = module.split(".")[1] if module.count(".") else None
-    for rank, names in enumerate(LAYERS):
+def rank_in(layers: tuple[tuple[str, ...], ...], part: str | None) -> int | None:
+    for rank, names in enumerate(layers):
         if part in names:
             return rank
-    return None  # the package root: the public face, above everything
+    return None  # a package's own __init__: its public face, above its layers
+
+
+def layer_of(module: str) -> int | None:
+    return rank_in(LAYERS, module.split(".")[1] if module.count(".") else None)
+
+
+def aws_layer_of(module: str) -> int | None:
+    parts = module.split(".")
+    return rank_in(AWS_LAYERS, parts[2] if len(parts) > 2 else None)
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -131,6 +147,27 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
             and ((theirs := layer_of(target)) is None or theirs > mine)
         )
         for name, targets in import_graph().items()
+    }
+    assert {name: targets for name, targets in upward.items() if targets} == {}
+
+
+def test_every_aws_module_is_in_an_aws_layer() -> None:
+    aws = [name for name in import_graph() if name.startswith("sqsjobs.aws.")]
+    assert len(aws) > 40
+    assert [name for name in aws if aws_layer_of(name) is None] == []
+
+
+def test_no_aws_module_imports_an_aws_layer_above_its_own() -> None:
+    upward = {
+        name: sorted(
+            target
+            for target in targets
+            if target.startswith("sqsjobs.aws")
+            and (mine := aws_layer_of(name)) is not None
+            and ((theirs := aws_layer_of(target)) is None or theirs > mine)
+        )
+        for name, targets in import_graph().items()
+        if name.startswith("sqsjobs.aws.")
     }
     assert {name: targets for name, targets in upward.items() if targets} == {}
 
