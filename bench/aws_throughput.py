@@ -26,7 +26,9 @@ runs.
                                    [--cpu-jobs 200] [--baseline-src DIR] [--turns N]
                                    [--closing]
 
-``--baseline-src`` runs another tree's worker (its ``src`` directory first on
+The worker's cost is measured on both transports of this tree, in turns: the SDK's own
+pipeline (the default) and the lean path (``lean=True``), with their medians side by
+side. ``--baseline-src`` runs another tree's worker (its ``src`` directory first on
 ``PYTHONPATH``) in turns with this one's on the same emulator, for before/after
 figures from one run. "after start" counts the worker's CPU from its first completed
 job, leaving out its start-up (importing aiobotocore, opening clients: about 0.2 s of
@@ -44,6 +46,7 @@ import functools
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -213,11 +216,17 @@ async def write_loop(endpoint: str, prefix: str, clients: int) -> dict[str, floa
 
 
 def child(
-    mode: str, *args: str, src: str | None = None, stdin: str | None = None
+    mode: str,
+    *args: str,
+    src: str | None = None,
+    stdin: str | None = None,
+    lean: bool = False,
 ) -> dict[str, float]:
-    """Run this file in a subprocess; ``src``: the sqsjobs sources it imports instead."""
+    """Run this file in a subprocess; ``src``: the sqsjobs sources it imports instead;
+    ``lean``: its stores send the hot calls on the lean path (``SQSJOBS_LEAN=1``)."""
     command = [sys.executable, __file__, f"--{mode}", *args]
     environment = dict(os.environ)
+    environment["SQSJOBS_LEAN"] = "1" if lean else "0"
     if src is not None:
         environment["PYTHONPATH"] = os.pathsep.join([src, environment.get("PYTHONPATH", "")])
     run = subprocess.run(
@@ -258,15 +267,18 @@ def worker_cost(
     label: str = "",
     src: str | None = None,
     via: str | None = None,
-) -> None:
-    """The worker's CPU per job and the drain's share of the write ceiling; ``via``: the
-    endpoint the worker talks to instead (a closing front), the ceiling left out."""
+    lean: bool = False,
+    ceiling_too: bool = True,
+) -> float:
+    """The worker's CPU per job after start (returned, in ms) and the drain's share of the
+    write ceiling; ``via``: the endpoint the worker talks to instead (a closing front),
+    the ceiling left out; ``lean``: the worker on the lean path."""
     prefix = f"cpu-{uuid.uuid4().hex[:8]}"
     store = SqsJobStore.create(prefix, endpoint_url=endpoint)
     asyncio.run(enqueue(JobQueue(store), jobs))
     served = via or endpoint
     drained, drain_cpu = emulated(
-        lambda: child("worker", served, prefix, str(jobs), str(concurrency), src=src)
+        lambda: child("worker", served, prefix, str(jobs), str(concurrency), src=src, lean=lean)
     )
     rate = jobs / drained["seconds"]
     steady = 1000 * drained["steady_cpu"] / (jobs - 1)
@@ -277,8 +289,8 @@ def worker_cost(
     print(f"  worker CPU     {1000 * drained['cpu'] / jobs:8.2f} ms per job")
     print(f"    after start  {steady:8.2f} ms per job (from the first job's completion)")
     print(f"    in the kernel{system:8.2f} ms of it (system time: sockets, polling)")
-    if via is not None:
-        return
+    if via is not None or not ceiling_too:
+        return steady
     runs = ceiling(endpoint, jobs, concurrency)
     best = max(rate for rate, _ in runs.values())
     by_clients = " / ".join(f"{r:.1f}" for r, _ in runs.values())
@@ -288,18 +300,32 @@ def worker_cost(
     print(f"  drain share    {2 * rate / best:8.0%} of the emulator's write ceiling")
     print(f"  emulator CPU   {500 * drain_cpu / jobs:8.1f} ms per UpdateItem in the drain")
     print(f"                 (SQS included), {emulator} ms in the ceiling runs")
+    return steady
 
 
 def worker_costs(endpoint: str, options: argparse.Namespace, via: str | None = None) -> None:
-    """``--turns`` turns of each tree's worker, taking turns on one emulator."""
+    """``--turns`` turns of each tree's worker, taking turns on one emulator: this tree's
+    on the SDK's pipeline (the default) and on the lean path (``lean=True``), then the
+    medians side by side."""
     jobs, concurrency, baseline = options.cpu_jobs, options.concurrency, options.baseline_src
     kind = ", a connection per request" if via else ""
+    steady: dict[str, list[float]] = {"default": [], "lean=True": []}
     for turn in range(options.turns):
         if baseline:
             label = f" (baseline {baseline}{kind}, turn {turn + 1})"
             worker_cost(endpoint, jobs, concurrency, label, src=baseline, via=via)
-        label = f" (this tree{kind}, turn {turn + 1})" if baseline or via else ""
-        worker_cost(endpoint, jobs, concurrency, label, via=via)
+        for path, lean in (("default", False), ("lean=True", True)):
+            label = f" (this tree, {path}{kind}, turn {turn + 1})"
+            first = turn == 0 and not lean
+            cost = worker_cost(
+                endpoint, jobs, concurrency, label, via=via, lean=lean, ceiling_too=first
+            )
+            steady[path].append(cost)
+    middle = {path: statistics.median(costs) for path, costs in steady.items()}
+    print(f"\nworker CPU per job after start{kind}, median of {options.turns}:")
+    for path, cost in middle.items():
+        print(f"  {path:<10} {cost:6.2f} ms")
+    print(f"  lean / default  {middle['lean=True'] / middle['default']:.2f}")
 
 
 def main() -> None:
@@ -312,7 +338,7 @@ def main() -> None:
         "--baseline-src",
         help="another tree's src/: its worker's cost too, in turns with this one's",
     )
-    parser.add_argument("--turns", type=int, default=1, help="worker-cost runs (each tree)")
+    parser.add_argument("--turns", type=int, default=3, help="worker-cost runs (each path)")
     parser.add_argument(
         "--closing",
         action="store_true",

@@ -2,7 +2,7 @@
 measuring clients as a server that never keeps a connection open serves them.
 
 The emulator keeps connections open between requests, as AWS does, and a client that
-pools them (botocore, ``lean_http``) pays for a connection once. werkzeug's development
+pools them (botocore, aiohttp) pays for a connection once. werkzeug's development
 server, which moto runs, closes each after its reply, as do some proxies: there every
 request of a client opens and closes a TCP connection of its own. This front serves one
 request per connection, passing it to the emulator and its reply back with

@@ -26,6 +26,8 @@ from .core.errors import (
     JobError,
     JobFatalError,
     JobIdempotencyConflictError,
+    JobStoreError,
+    JobStoreThrottledError,
     JobTimeoutError,
 )
 from .core.models import Job, JobStatus
@@ -124,6 +126,8 @@ __all__ = [
     "JobRegistry",
     "JobStatus",
     "JobStore",
+    "JobStoreError",
+    "JobStoreThrottledError",
     "JobTimeoutError",
     "JobWorker",
     "MemoryJobStore",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus
+from sqsjobs import JobBatchError, JobIdempotencyConflictError, JobStatus, JobStoreError
 from sqsjobs.aws.flows import claim as _claim
 from sqsjobs.aws.flows import put as _flows
 from sqsjobs.aws.flows import settle as _settle
@@ -125,7 +125,7 @@ def test_put_many_stops_at_an_aws_error_with_what_was_written() -> None:
     # The second group's records were written (the reconciler sends their messages);
     # the third group was never written.
     assert [r.job.payload for r in caught.value.results] == list(range(20))
-    assert caught.value.__cause__ is error.cause
+    assert store_error_of(caught.value).__cause__ is error.cause
     assert aws.operations.count("put_item") == 20
 
 
@@ -136,7 +136,7 @@ def test_a_failed_put_reports_those_before_it_and_sends_every_written_job() -> N
     with pytest.raises(JobBatchError) as caught:
         drive(_flows.put_many(layout(), items, NOW), aws)
     assert [r.job.payload for r in caught.value.results] == [0, 1]
-    assert caught.value.__cause__ is error.cause
+    assert store_error_of(caught.value).__cause__ is error.cause
     assert "Batch stopped at request 2" in str(caught.value)
     assert "2 later request(s) sent with it were written and will run" in str(caught.value)
     # Requests 3 and 4 went out with 2 and were written: their jobs get messages too.
@@ -152,7 +152,7 @@ def test_written_jobs_whose_send_fails_after_a_failed_put_are_left_to_the_reconc
     with pytest.raises(JobBatchError) as caught:
         drive(_flows.put_many(layout(), items, NOW), aws)
     assert caught.value.results == []
-    assert caught.value.__cause__ is error.cause  # the put's error, not the send's
+    assert store_error_of(caught.value).__cause__ is error.cause  # the put's error, not the send's
     assert aws.operations == [*["put_item"] * 3, "send_message_batch"]
 
 
@@ -165,7 +165,7 @@ def test_a_put_refused_by_a_record_it_did_not_write_stops_the_batch() -> None:
     with pytest.raises(JobBatchError) as caught:
         drive(_flows.put_many(layout(), items, NOW), aws)
     assert [r.job.payload for r in caught.value.results] == [0]
-    assert caught.value.__cause__ is taken.cause
+    assert store_error_of(caught.value).__cause__ is taken.cause
 
 
 def test_put_many_sends_what_it_wrote_before_a_conflict() -> None:
@@ -413,3 +413,10 @@ def without_put_ids(calls: list[Call]) -> list[Call]:
             call = Call(call.service, call.operation, {**call.params, "Item": item})
         plain.append(call)
     return plain
+
+
+def store_error_of(error: BaseException) -> JobStoreError:
+    """The ``JobStoreError`` a batch error was raised from: what callers see of AWS."""
+    cause = error.__cause__
+    assert isinstance(cause, JobStoreError), cause
+    return cause

@@ -140,9 +140,9 @@ def test_only_the_worker_opens_its_store_with_botocore_s_patient_policy(
     config = StoreConfig(aws=AwsConfig("http://127.0.0.1:1", "eu-west-1"))
     with config.open() as operator, config.open(patient=True) as worker:
         assert operator._state.endpoint.client_options()["connect_timeout"] == 2.0
-        assert operator._state.endpoint.client_options()["retries"]["max_attempts"] == 2
+        assert operator._state.endpoint.client_options()["retries"]["total_max_attempts"] == 2
         assert "connect_timeout" not in worker._state.endpoint.client_options()
-        assert worker._state.endpoint.client_options()["retries"]["max_attempts"] == 5
+        assert worker._state.endpoint.client_options()["retries"]["total_max_attempts"] == 5
     assert "config.open(patient=True)" in inspect.getsource(_worker.serve)
 
 

@@ -49,6 +49,21 @@ async def a_receive_arrives() -> AsyncIterator[None]:
 @asynccontextmanager
 async def sqs_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
     """SqsJobStore on the session's AWS emulator, fresh resources per test, real time."""
+    async with sqs_store_harness(request, lean=False) as made:
+        yield made
+
+
+@asynccontextmanager
+async def sqs_lean_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    """The same, with the worker's hot calls on the lean path (``lean=True``)."""
+    async with sqs_store_harness(request, lean=True) as made:
+        yield made
+
+
+@asynccontextmanager
+async def sqs_store_harness(
+    request: pytest.FixtureRequest, *, lean: bool
+) -> AsyncIterator[Harness]:
     from sqsjobs.aws import SqsJobStore
     from tests.aws.emulator import shared_endpoint, unique_prefix
 
@@ -61,6 +76,7 @@ async def sqs_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
         dead_retention=DEAD_RETENTION,
         endpoint_url=shared_endpoint(request.config),
         clock_skew=0.0,
+        lean=lean,
     )
     try:
         yield Harness("sqs", store, time.time, asyncio.sleep, a_receive_arrives)
@@ -71,6 +87,7 @@ async def sqs_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
 FACTORIES: dict[str, Callable[[pytest.FixtureRequest], AbstractAsyncContextManager[Harness]]] = {
     "memory": memory_harness,
     "sqs": sqs_harness,
+    "sqs-lean": sqs_lean_harness,  # the whole suite again on the opt-in: CI's --all only
 }
 
 
@@ -80,7 +97,12 @@ def face(request: pytest.FixtureRequest) -> str:
     return getattr(request, "param", "async")
 
 
-@pytest.fixture(params=sorted(FACTORIES))
+@pytest.fixture(
+    params=[
+        pytest.param(kind, marks=pytest.mark.slow) if kind == "sqs-lean" else kind
+        for kind in sorted(FACTORIES)
+    ]
+)
 async def harness(request: pytest.FixtureRequest, face: str) -> AsyncIterator[Harness]:
     async with FACTORIES[request.param](request) as made:
         yield made if face == "async" else made.through_blocking_face()

@@ -13,6 +13,8 @@ from sqsjobs import (
     JobError,
     JobFatalError,
     JobIdempotencyConflictError,
+    JobStoreError,
+    JobStoreThrottledError,
     JobTimeoutError,
 )
 from sqsjobs.infra import StackDeployError
@@ -24,6 +26,8 @@ EXAMPLES: list[JobError] = [
     JobTimeoutError(29.8731),
     JobBatchError([], "Batch stopped at request 3: store full"),
     StackDeployError("jobs-prod", "ROLLBACK_COMPLETE", "CloudFormation rolled back"),
+    JobStoreError("PutItem", "ValidationException", "Item size too large", retryable=False),
+    JobStoreThrottledError("UpdateItem", "ThrottlingException", "Rate exceeded", retryable=True),
 ]
 
 
@@ -46,6 +50,8 @@ def test_every_error_class_the_package_root_exports_is_a_job_error() -> None:
         "JobError",
         "JobFatalError",
         "JobIdempotencyConflictError",
+        "JobStoreError",
+        "JobStoreThrottledError",
         "JobTimeoutError",
     }
     assert all(issubclass(error, JobError) for error in errors)

@@ -47,6 +47,7 @@ from sqsjobs import (
     JobFatalError,
     JobQueue,
     JobStatus,
+    JobStoreError,
     JobWorker,
     SyncJobQueue,
 )
@@ -310,7 +311,7 @@ async def produce(producer: JobQueue, sync_producer: SyncJobQueue, rounds: int) 
             for call in singles:
                 try:
                     out.keep([await call()])
-                except (ClientError, BotoCoreError) as error:
+                except JobStoreError as error:
                     out.raised.append(error)
             try:
                 out.keep(await producer.enqueue_many(batch))
@@ -367,7 +368,7 @@ async def test_ten_percent_faults_lose_no_job(
             f"by enqueues, {len(enqueued.raised)} enqueue calls raised; {extra} unplanned "
             f"extra runs; logged {dict(logged)}; {wall:.1f}s wall time"
         )
-    codes = [e.response["Error"]["Code"] for e in enqueued.raised if isinstance(e, ClientError)]
+    codes = [e.code for e in enqueued.raised if isinstance(e, JobStoreError)]
     assert "ConditionalCheckFailedException" not in codes, "a put refused its own write"
     missing = {job.id for job in enqueued.returned + enqueued.written} - set(records)
     assert not missing, f"seed {seed}: enqueues returned jobs that were never written"
@@ -409,9 +410,10 @@ async def test_when_every_try_fails_enqueue_raises_and_the_reconciler_repairs_th
     try:
         async with workers(store, endpoint, ledger, count=1, concurrency=4):
             for case, (plan, _) in cases.items():
-                with injector.faults(plan), pytest.raises((ClientError, BotoCoreError)) as e:
+                with injector.faults(plan), pytest.raises(JobStoreError) as e:
                     await producer.enqueue("ok", case, lease=LEASE)
-                raised[case] = type(e.value).__name__
+                assert isinstance(e.value.__cause__, ClientError | BotoCoreError)
+                raised[case] = f"{e.value.code} ({type(e.value.__cause__).__name__})"
             assert sorted(j.payload for j in table_records(store, endpoint).values()) == sorted(
                 case for case, (_, written) in cases.items() if written
             )

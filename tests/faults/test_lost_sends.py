@@ -20,7 +20,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from sqsjobs import JobQueue, JobStatus, SyncJobQueue
+from sqsjobs import JobQueue, JobStatus, JobStoreError, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.store.claims import CANCELLED_CLAIM
 from tests.aws.conftest import QUEUES, SKEW, depth
@@ -65,8 +65,10 @@ async def enqueue_losing_the_send(
     store: SqsJobStore, faulty_aws: FaultyAws, **options: Any
 ) -> None:
     """An enqueue whose record is written and whose message is refused."""
-    with faulty_aws.injector.faults(REFUSED_SEND), pytest.raises(ClientError):
+    with faulty_aws.injector.faults(REFUSED_SEND), pytest.raises(JobStoreError) as refused:
         await JobQueue(store).enqueue("invoice.send", {"n": 7}, **options)
+    assert (refused.value.operation, refused.value.code) == ("SendMessage", "AccessDenied")
+    assert not refused.value.retryable and isinstance(refused.value.__cause__, ClientError)
 
 
 async def test_a_retried_enqueue_re_sends_the_lost_message(
@@ -137,7 +139,7 @@ async def test_a_crash_between_put_and_send_is_repaired_by_the_reconciler(
     healing: SqsJobStore, faulty_aws: FaultyAws
 ) -> None:
     queue = JobQueue(healing)
-    with faulty_aws.injector.faults(REFUSED_SEND), pytest.raises(ClientError):
+    with faulty_aws.injector.faults(REFUSED_SEND), pytest.raises(JobStoreError):
         await queue.enqueue("report", {"month": 1})
     [lost] = (await queue.list()).jobs
     assert lost.status is JobStatus.QUEUED

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import pytest
 from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 
-from sqsjobs import JobBatchError, JobStatus
+from sqsjobs import JobBatchError, JobStatus, JobStoreError
 from sqsjobs.aws.flows import claim as _claim
 from sqsjobs.aws.flows import put as _flows
 from sqsjobs.aws.transports.aio import AioTransport
@@ -80,7 +80,10 @@ def test_put_many_reports_what_it_wrote_when_a_send_goes_unanswered() -> None:
         drive(_flows.put_many(layout(), items, NOW), aws)
     # Every record was written (the reconciler sends the last two messages).
     assert [r.job.payload for r in caught.value.results] == list(range(12))
-    assert caught.value.__cause__ is DROPPED  # callers see botocore's own error
+    # Callers see a JobStoreError, botocore's own error as its cause.
+    store_error = caught.value.__cause__
+    assert isinstance(store_error, JobStoreError) and store_error.__cause__ is DROPPED
+    assert (store_error.operation, store_error.retryable) == ("SendMessageBatch", True)
 
 
 def test_one_unanswered_claim_write_does_not_abandon_the_others() -> None:

@@ -23,7 +23,7 @@ from sqsjobs.aws.transports import aio as aio_module
 from sqsjobs.aws.transports.aio import AioTransport, checking_host_names
 from sqsjobs.aws.transports.boto import BotoTransport
 from sqsjobs.aws.transports.endpoint import Endpoint
-from sqsjobs.aws.transports.lean_http import LeanHttp
+from sqsjobs.aws.transports.lean import LeanSender, Route
 from sqsjobs.aws.wire.protocol import AwsError, Call
 from tests.aws.emulator import ENVIRONMENT
 
@@ -64,21 +64,21 @@ async def https() -> AsyncIterator[Callable[[Path, Path], Awaitable[Server]]]:
 
 @pytest.fixture
 def lean_sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The URLs of the requests the lean path's client was handed."""
+    """The URLs of the requests the lean path sent."""
     handed: list[str] = []
-    send = LeanHttp.send
+    attempt = LeanSender._attempt
 
-    async def noted(self: LeanHttp, request: Any) -> Any:
-        handed.append(request.url)
-        return await send(self, request)
+    async def noted(self: LeanSender, route: Route, body: bytes, context: Any) -> Any:
+        handed.append(route.url)
+        return await attempt(self, route, body, context)
 
-    monkeypatch.setattr(LeanHttp, "send", noted)
+    monkeypatch.setattr(LeanSender, "_attempt", noted)
     return handed
 
 
 async def async_outcomes(url: str) -> list[str]:
     """What two calls of one operation do: the first aiobotocore's, the second lean."""
-    transport = AioTransport(Endpoint(url, max_attempts=1))
+    transport = AioTransport(Endpoint(url, max_attempts=1, lean=True))
     try:
         return [await _outcome(transport(GET)) for _ in range(2)]
     finally:

@@ -22,7 +22,6 @@ EXTRAS_MODULES = (
     "aioboto3",
     "aiobotocore",
     "aiohttp",
-    "httptools",
     "click",
     "rich",
     "croniter",

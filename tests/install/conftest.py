@@ -17,7 +17,7 @@ import pytest
 from tests.aws.emulator import ENVIRONMENT, shared_endpoint
 
 # What the ``worker`` and ``local`` extras add; a base install has none of them.
-WORKER_PACKAGES = ("aioboto3", "aiobotocore", "aiohttp", "httptools", "click", "rich", "croniter")
+WORKER_PACKAGES = ("aioboto3", "aiobotocore", "aiohttp", "click", "rich", "croniter")
 LOCAL_PACKAGES = ("moto",)
 EXTRA_HINT = "pip install 'sqsjobs[worker]'"
 

@@ -13,8 +13,6 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.transports.lean import LeanSender
 from tests.aws.emulator import unique_prefix
 
-LEAN_HTTP = ("sqsjobs.aws.transports.lean_http", "sqsjobs.aws.transports.lean_connection")
-
 
 @pytest.fixture
 async def store(aws_endpoint: str) -> AsyncIterator[SqsJobStore]:
@@ -54,24 +52,30 @@ async def test_job_queue_enqueues_and_reads_over_boto3_threads(store: SqsJobStor
     assert "sqsjobs.aws.transports.aio" not in sys.modules
 
 
-async def test_without_httptools_the_lean_path_sends_through_aiohttp(
-    store: SqsJobStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """httptools comes with the worker extra; an install with aioboto3 but without it
-    still claims and completes jobs on the lean path, sent through aiohttp."""
-    monkeypatch.setitem(sys.modules, "httptools", None)
-    for module in LEAN_HTTP:
-        monkeypatch.delitem(sys.modules, module, raising=False)
-    queue = JobQueue(store).for_tenant("acme-7")
-    for n in range(2):  # an operation's second call takes the lean path
-        enqueued = await queue.enqueue("mail.send", {"to": f"zoë+{n}@example.com"}, queue="mails")
-        [claimed] = await store.claim("mails", "worker-7", time.time(), wait=2.0)
-        assert claimed.id == enqueued.job.id
-        assert claimed.lease_token is not None
-        assert await store.complete(claimed.id, claimed.lease_token, time.time(), {"sent": n})
-    aio = store._transport._aio
-    assert aio is not None
-    _, lean = await aio._opened("dynamodb")
-    assert isinstance(lean, LeanSender)
-    assert lean._lean_http is None and "update_item" in lean._routes
-    assert not set(LEAN_HTTP) & set(sys.modules)
+async def test_the_lean_path_claims_and_completes_through_aiohttp(aws_endpoint: str) -> None:
+    """``lean=True`` sends an operation's later calls itself, through the client's own
+    aiohttp session; a store without it opens no lean sender at all."""
+    lean_store = SqsJobStore.create(
+        unique_prefix(), queues=("mails",), endpoint_url=aws_endpoint, lean=True
+    )
+    plain = SqsJobStore.create(unique_prefix(), queues=("mails",), endpoint_url=aws_endpoint)
+    try:
+        for store in (lean_store, plain):
+            queue = JobQueue(store).for_tenant("acme-7")
+            for n in range(2):  # an operation's second call takes the lean path
+                mail = {"to": f"zoë+{n}@example.com"}
+                enqueued = await queue.enqueue("mail.send", mail, queue="mails")
+                [claimed] = await store.claim("mails", "worker-7", time.time(), wait=2.0)
+                assert claimed.id == enqueued.job.id and claimed.lease_token is not None
+                assert await store.complete(claimed.id, claimed.lease_token, time.time(), n)
+        opened = []
+        for store in (lean_store, plain):
+            aio = store._transport._aio
+            assert aio is not None
+            opened.append((await aio._opened("dynamodb"))[1])
+        lean, none = opened
+        assert isinstance(lean, LeanSender) and "update_item" in lean._routes
+        assert none is None
+    finally:
+        await lean_store.aclose()
+        await plain.aclose()

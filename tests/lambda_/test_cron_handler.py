@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from botocore.exceptions import ClientError
 
-from sqsjobs import Cron, JobConfigError, JobRegistry, SyncJobQueue
+from sqsjobs import Cron, JobConfigError, JobRegistry, JobStoreError, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_cron_handler
 
@@ -117,7 +117,7 @@ def test_every_tick_is_tried_and_a_failure_fails_the_invocation(
     crons = [Cron("* * * * *", "report.daily"), Cron("*/30 * * * *", "index.rebuild")]
     handler = make_cron_handler(store=misnamed, crons=crons, lookback=60)
     tick = math.floor(time.time() / 1800) * 1800.0  # both crons tick then
-    with caplog.at_level(logging.ERROR, logger="sqsjobs"), pytest.raises(ClientError) as raised:
+    with caplog.at_level(logging.ERROR, logger="sqsjobs"), pytest.raises(JobStoreError) as raised:
         handler(scheduled_event(tick), None)
     failures = [
         r.getMessage() for r in caplog.records if getattr(r, "event", "") == "jobs.cron_failed"
@@ -127,6 +127,8 @@ def test_every_tick_is_tried_and_a_failure_fails_the_invocation(
         f"Cron 'index.rebuild' could not enqueue its tick {stamp(tick)}",
     ]
     assert str(raised.value) in failures[0]
+    assert raised.value.code == "ResourceNotFoundException"
+    assert isinstance(raised.value.__cause__, ClientError)
 
 
 @pytest.mark.parametrize("lookback", [59.0, 3601.0, float("nan"), True, "300"])

@@ -29,7 +29,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     PartialCredentialsError,
 )
 
-from .. import JobConfigError, JobError
+from .. import JobConfigError, JobError, JobStoreError
 from ..core.text import escape_controls, redact_credentials, safe_line
 
 MAX_MESSAGE_CHARS = 300
@@ -130,9 +130,14 @@ def _refusal(error: ClientError, target: dict[str, str]) -> str | None:
 
 
 def _botocore_error(error: BaseException) -> BaseException:
-    """botocore's own exception behind ``error``, which may wrap it (``AwsError.cause``)."""
+    """botocore's own exception behind ``error``, which may wrap it (``AwsError.cause``,
+    or a ``JobStoreError``'s ``__cause__``)."""
     cause = getattr(error, "cause", None)
-    return cause if isinstance(cause, BaseException) else error
+    if isinstance(cause, BaseException):
+        return cause
+    if isinstance(error, JobStoreError) and error.__cause__ is not None:
+        return error.__cause__
+    return error
 
 
 def usage_error(error: JobConfigError | str) -> click.UsageError:

@@ -102,6 +102,27 @@ class JobBatchError(JobError):
         self.results = results
 
 
+class JobStoreError(JobError):
+    """A store call that the backend refused, or never answered, after the SDK's retries.
+
+    ``operation`` names the call (``"PutItem"``), ``code`` the backend's error code
+    (``"ValidationException"``, or the exception's name when nothing answered) and
+    ``retryable`` whether the same call may pass later (throttling, a 5xx, no answer) or
+    not (refused as invalid or not allowed). The SDK's exception (botocore's
+    ``ClientError``, ``EndpointConnectionError``, ...) is ``__cause__``.
+    """
+
+    def __init__(self, operation: str, code: str, message: str, *, retryable: bool) -> None:
+        super().__init__(f"{operation}: {code}: {message}" if message else f"{operation}: {code}")
+        self.operation = operation
+        self.code = code
+        self.retryable = retryable
+
+
+class JobStoreThrottledError(JobStoreError):
+    """The backend kept throttling the call through the SDK's retries: back off first."""
+
+
 # AWS error codes of a 4xx answer that a later try of the same request can get past.
 RETRYABLE_CODES = frozenset(
     {

@@ -170,7 +170,7 @@ class Claims:
             self._state.deliveries.add(delivery)
             self._state.visibility[queue] = sqs.visibility_for(delivery.job.lease)
         if claimed.errors and not deliveries:
-            raise public_error(claimed.errors[0])
+            raise public_error(claimed.errors[0]) from claimed.errors[0].cause
         return deliveries
 
     async def _release_claimed(self, step: asyncio.Future[list[Delivery]]) -> None:

@@ -25,6 +25,7 @@ DEAD_LETTER_ENV = "SQSJOBS_DEAD_LETTER_QUEUES"
 LANES_ENV = "SQSJOBS_PRIORITY_LANES"
 SHARDS_ENV = "SQSJOBS_INDEX_SHARDS"
 FORMAT_ENV = "SQSJOBS_RECORD_FORMAT"
+LEAN_ENV = "SQSJOBS_LEAN"
 # CloudFormation outputs that from_stack reads; DeadLetterQueueUrls, PriorityLaneUrls and
 # IndexShards are optional.
 STACK_OUTPUTS = ("TableName", "QueueUrls")
@@ -63,6 +64,10 @@ class StoreSettings(NamedTuple):
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
         record_format: int = RECORD_FORMAT,
+        lean: bool | None = None,
+        session: Any = None,
+        aio_session: Any = None,
+        config: Any = None,
     ) -> StoreSettings:
         if not isinstance(table_name, str) or not table_name:
             raise ValueError(f"table_name must be a non-empty str, got {table_name!r}")
@@ -86,8 +91,29 @@ class StoreSettings(NamedTuple):
             record_format=checked_format(record_format),
         )
         wait = seconds(wait_time, "wait_time", WAIT_TIME, code=None)
-        endpoint = Endpoint.checked(endpoint_url, region_name, connect_timeout, max_attempts)
+        endpoint = Endpoint.checked(
+            endpoint_url,
+            region_name,
+            connect_timeout,
+            max_attempts,
+            lean_setting(lean),
+            session,
+            aio_session,
+            config,
+        )
         return cls(endpoint, layout, wait)
+
+
+def lean_setting(value: bool | None) -> bool:
+    """``lean`` as given, else ``SQSJOBS_LEAN`` (``1``/``true`` or ``0``/``false``), else off."""
+    if value is not None:
+        return value
+    text = os.environ.get(LEAN_ENV, "").strip().lower()
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    if text in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{LEAN_ENV} must be 1 or 0 (true or false), got {text!r}")
 
 
 def checked_shards(value: object) -> int:
@@ -233,6 +259,17 @@ def env_arguments() -> dict[str, Any]:
     if record_format:
         arguments["record_format"] = parse_format(record_format, FORMAT_ENV)
     return arguments
+
+
+def arguments_of_stack(stack_name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``stack_arguments``, read through the endpoint (and SDK objects) of ``arguments``."""
+    from ..transports.boto import BotoTransport
+
+    transport = BotoTransport(Endpoint.of(arguments))
+    try:
+        return stack_arguments(stack_name, transport)
+    finally:
+        transport.close()
 
 
 def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core.validation import check_queue_name, integer
 from ..wire.items import INDEX, INDEX_PROJECTION, LEGACY_INDEX, TTL_ATTRIBUTE
@@ -50,6 +50,28 @@ class Provisioned:
     queues: dict[str, QueueInfo]
     lanes: dict[str, dict[int, str]]
     previous_index: bool  # the table still has the previous layout's list index
+
+
+def provisioned(
+    prefix: str,
+    queues: Sequence[str],
+    max_receive_count: int,
+    priority_bands: Sequence[int],
+    fifo: bool | Collection[str],
+    arguments: Mapping[str, Any],
+) -> Provisioned:
+    """``provision`` over a blocking transport to the endpoint the store's ``arguments``
+    name (their SDK objects too), checked before anything is made."""
+    from ..transports.boto import BotoTransport
+    from ..wire.items import DEFAULT_SHARDS
+    from .config import Endpoint, checked_shards
+
+    checked_shards(arguments.get("index_shards", DEFAULT_SHARDS))
+    transport = BotoTransport(Endpoint.of(arguments))
+    try:
+        return provision(transport, prefix, queues, max_receive_count, priority_bands, fifo)
+    finally:
+        transport.close()
 
 
 def provision(

@@ -26,7 +26,6 @@ from ...core.store import SlotTaken
 from ...core.validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
-from ..transports.boto import BotoTransport
 from ..wire.items import DEFAULT_SHARDS, RECORD_FORMAT
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
@@ -67,6 +66,10 @@ class SqsJobStore:
     ``max_attempts`` shorten botocore's patient defaults (60 s, five attempts) for callers
     that must report an unreachable endpoint quickly, such as an operator's command.
     ``record_format`` 1 writes records that 0.1 releases read too (CHANGELOG.md).
+    ``session`` (boto3), ``aio_session`` (aioboto3) and ``config`` (botocore's) are the
+    caller's SDK objects: their credentials, event handlers and settings apply to every
+    call. ``lean=True`` (or ``SQSJOBS_LEAN=1``) sends the worker's hot calls past the
+    SDK's per-call pipeline: less CPU, no hooks (``transports/lean.py``).
     """
 
     max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
@@ -90,6 +93,10 @@ class SqsJobStore:
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
         record_format: int = RECORD_FORMAT,
+        lean: bool | None = None,
+        session: Any = None,
+        aio_session: Any = None,
+        config: Any = None,
     ) -> None:
         settings = StoreSettings.build(
             table_name=table_name,
@@ -107,6 +114,10 @@ class SqsJobStore:
             connect_timeout=connect_timeout,
             max_attempts=max_attempts,
             record_format=record_format,
+            lean=lean,
+            session=session,
+            aio_session=aio_session,
+            config=config,
         )
         self._open(StoreState(settings, clock), Mode())
 
@@ -131,14 +142,9 @@ class SqsJobStore:
     @classmethod
     def from_stack(cls, stack_name: str, **kwargs: Any) -> SqsJobStore:
         """From the outputs of a stack deployed from ``infra/`` (see docs/aws-store.md)."""
-        from .config import Endpoint, stack_arguments
+        from .config import arguments_of_stack
 
-        transport = BotoTransport(Endpoint.of(kwargs))
-        try:
-            found = stack_arguments(stack_name, transport)
-        finally:
-            transport.close()
-        return cls(**{**found, **kwargs})
+        return cls(**{**arguments_of_stack(stack_name, kwargs), **kwargs})
 
     @classmethod
     def create(
@@ -157,15 +163,9 @@ class SqsJobStore:
         priority each carries; empty: no lanes), redriven to the queue's DLQ.
         ``fifo``: ``True`` makes every queue FIFO, or name the queues that are.
         """
-        from .config import Endpoint, checked_shards
-        from .provision import provision
+        from .provision import provisioned
 
-        checked_shards(kwargs.get("index_shards", DEFAULT_SHARDS))  # before making anything
-        transport = BotoTransport(Endpoint.of(kwargs))
-        try:
-            made = provision(transport, prefix, queues, max_receive_count, priority_bands, fifo)
-        finally:
-            transport.close()
+        made = provisioned(prefix, queues, max_receive_count, priority_bands, fifo, kwargs)
         urls = {queue: info.url for queue, info in made.queues.items()}
         dead = {q: info.dead_letter_url for q, info in made.queues.items() if info.dead_letter_url}
         if made.lanes and "priority_lanes" not in kwargs:
@@ -207,7 +207,7 @@ class SqsJobStore:
         try:
             return await adrive(flow, self._send)
         except AwsError as error:
-            raise public_error(error) from None
+            raise public_error(error) from error.cause
 
     # -- producer ------------------------------------------------------------------------
 

@@ -64,4 +64,4 @@ class StoreState:
         try:
             return drive(flow, self.boto)
         except AwsError as error:
-            raise public_error(error) from None
+            raise public_error(error) from error.cause

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import warnings
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aioboto3  # type: ignore[import-untyped]
@@ -42,8 +43,10 @@ from ..wire.protocol import Call, Reply, Service
 from .boto import new_session
 from .endpoint import Endpoint
 from .errors import NO_RESPONSE, no_response, translate
-from .lean import LeanSender
 from .tls import checked_context, shared_context
+
+if TYPE_CHECKING:
+    from .lean import LeanSender
 
 
 class AioTransport:
@@ -51,10 +54,11 @@ class AioTransport:
 
     def __init__(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
-        self._session = aioboto3.Session(
+        self._session = endpoint.aio_session or aioboto3.Session(
             botocore_session=new_session(AioSession), region_name=endpoint.region_name
         )
         self._loops: dict[asyncio.AbstractEventLoop, _LoopClients] = {}
+        self._warned = False  # the lean path's fallback is said once per store
 
     async def client(self, service: Service) -> Any:
         return (await self._opened(service))[0]
@@ -64,16 +68,44 @@ class AioTransport:
         clients = self._loops.get(loop)
         if clients is None:
             await self._forget_closed_loops()
-            clients = self._loops.setdefault(loop, _LoopClients(self._open))
+            clients = self._loops.setdefault(loop, _LoopClients(self._open, self._lean_for))
         return await clients.client(service)
 
     def _open(self, service: Service) -> Any:
         """An aioboto3 client's context manager, entered on the loop that will use it."""
+        theirs = self._endpoint.config
+        connector_args = getattr(theirs, "connector_args", None)  # an AioConfig's own
+        ours = AioConfig(connector_args, **self._endpoint.client_options())
         return self._session.client(
             service,
+            region_name=self._endpoint.region_name,
             endpoint_url=self._endpoint.endpoint_url,
-            config=AioConfig(**self._endpoint.client_options()),
+            config=self._endpoint.merged(ours),
         )
+
+    def _lean_for(self, client: Any) -> LeanSender | None:
+        """The lean sender of ``client`` when the store opted in and this botocore has
+        every name the path uses; else ``None``, and the SDK's pipeline sends it all."""
+        if not self._endpoint.lean:
+            return None
+        try:
+            from .lean import LeanSender
+            from .lean_guard import missing_names
+        except ImportError as gone:  # a name the lean path imports left this botocore
+            missing = [str(gone.name or gone)]
+        else:
+            missing = missing_names(client)
+        if missing:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"lean=True: this botocore/aiobotocore lacks {', '.join(missing)}; "
+                    "every call goes through the SDK's own pipeline instead",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            return None
+        return LeanSender.of(client)
 
     async def __call__(self, call: Call) -> Reply:
         client, lean = await self._opened(call.service)
@@ -108,8 +140,13 @@ class AioTransport:
 class _LoopClients:
     """The clients opened on one event loop, closed on it when it shuts down."""
 
-    def __init__(self, open_client: Callable[[Service], Any]) -> None:
+    def __init__(
+        self,
+        open_client: Callable[[Service], Any],
+        lean_for: Callable[[Any], LeanSender | None],
+    ) -> None:
         self._open = open_client
+        self._lean_for = lean_for
         self._clients: dict[Service, tuple[Any, LeanSender | None]] = {}
         self._stack = AsyncExitStack()
         self._lock = asyncio.Lock()
@@ -131,9 +168,7 @@ class _LoopClients:
                     await anext(self._keeper)
                 opened = await self._stack.enter_async_context(self._open(service))
                 checking_host_names(opened)
-                lean = LeanSender.of(opened)
-                if lean is not None:
-                    self._stack.push_async_callback(lean.aclose)
+                lean = self._lean_for(opened)
                 self._clients[service] = (opened, lean)
             return self._clients[service]
 

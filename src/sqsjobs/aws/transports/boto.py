@@ -45,13 +45,14 @@ class BotoTransport:
         with self._lock:
             client = self._clients.get(service)
             if client is None:
-                session = boto3.session.Session(
+                session = self._endpoint.session or boto3.session.Session(
                     botocore_session=new_session(), region_name=self._endpoint.region_name
                 )
                 client = session.client(
                     service,
+                    region_name=self._endpoint.region_name,
                     endpoint_url=self._endpoint.endpoint_url,
-                    config=Config(**self._endpoint.client_options()),
+                    config=self._endpoint.merged(Config(**self._endpoint.client_options())),
                 )
                 self._clients[service] = client
             return client

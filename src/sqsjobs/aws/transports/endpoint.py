@@ -32,6 +32,10 @@ class Endpoint(NamedTuple):
     region_name: str | None = None
     connect_timeout: float | None = None
     max_attempts: int | None = None
+    lean: bool = False  # the worker's hot calls past the SDK's per-call pipeline
+    session: Any = None  # the caller's boto3.Session
+    aio_session: Any = None  # the caller's aioboto3.Session
+    config: Any = None  # the caller's botocore Config
 
     @classmethod
     def checked(
@@ -40,13 +44,29 @@ class Endpoint(NamedTuple):
         region_name: str | None,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
+        lean: bool = False,
+        session: Any = None,
+        aio_session: Any = None,
+        config: Any = None,
     ) -> Endpoint:
         """An endpoint from a caller's values, refused when botocore would misuse them."""
         if connect_timeout is not None:
             seconds(connect_timeout, "connect_timeout", CONNECT_TIMEOUT, code=None)
         if max_attempts is not None:
             integer(max_attempts, "max_attempts", minimum=1, maximum=10, code=None)
-        return cls(endpoint_url, region_name, connect_timeout, max_attempts)
+        if not isinstance(lean, bool):
+            raise ValueError(f"lean must be True or False, got {lean!r}")
+        _check_sdk_objects(session, aio_session, config)
+        return cls(
+            endpoint_url,
+            region_name,
+            connect_timeout,
+            max_attempts,
+            lean,
+            session,
+            aio_session,
+            config,
+        )
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> Endpoint:
@@ -56,18 +76,56 @@ class Endpoint(NamedTuple):
             arguments.get("region_name"),
             arguments.get("connect_timeout"),
             arguments.get("max_attempts"),
+            arguments.get("lean", False),
+            arguments.get("session"),
+            arguments.get("aio_session"),
+            arguments.get("config"),
         )
 
     def client_options(self) -> dict[str, Any]:
         """botocore ``Config`` options shared by the boto3 and aioboto3 clients.
 
         Standard-mode retries handle throttling and transient errors for every call.
+        ``total_max_attempts`` counts the first try (botocore's ``max_attempts`` would
+        count only the retries after it).
         """
+        attempts = self.max_attempts or PATIENT_ATTEMPTS
         options: dict[str, Any] = {
-            "retries": {"mode": "standard", "max_attempts": self.max_attempts or PATIENT_ATTEMPTS},
+            "retries": {"mode": "standard", "total_max_attempts": attempts},
             "max_pool_connections": 64,
             "read_timeout": READ_TIMEOUT,
+            "parameter_validation": False,  # the store's own requests, checked by its tests
         }
         if self.connect_timeout is not None:
             options["connect_timeout"] = self.connect_timeout
         return options
+
+    def merged(self, ours: Any) -> Any:
+        """``ours`` (a ``Config`` of ``client_options``) with the caller's ``config`` over it."""
+        return ours if self.config is None else ours.merge(self.config)
+
+
+def _package(value: object) -> str:
+    return type(value).__module__.partition(".")[0]
+
+
+def _check_sdk_objects(session: object, aio_session: object, config: object) -> None:
+    """The caller's SDK objects, refused at construction when of the wrong kind."""
+    import boto3  # type: ignore[import-untyped]
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    if session is not None and (
+        not isinstance(session, boto3.Session) or _package(session) == "aioboto3"
+    ):
+        raise ValueError(
+            f"session must be a boto3.Session, got {type(session).__name__}"
+            " (an aioboto3.Session goes in aio_session)"
+        )
+    if aio_session is not None and not (
+        isinstance(aio_session, boto3.Session) and _package(aio_session) == "aioboto3"
+    ):
+        raise ValueError(
+            f"aio_session must be an aioboto3.Session, got {type(aio_session).__name__}"
+        )
+    if config is not None and not isinstance(config, Config):
+        raise ValueError(f"config must be a botocore.config.Config, got {type(config).__name__}")

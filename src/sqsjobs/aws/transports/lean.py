@@ -15,10 +15,11 @@ with the client's own parts:
 - signing: the client's signer (``get_auth_instance``: its credentials, refreshed as
   they expire), for every attempt; SigV4 from the route's fixed canonical parts
   (``lean_sign``), any other signer as botocore runs it;
-- sending: ``lean_http`` with the client's timeouts, pool size and TLS settings,
-  raising the botocore exceptions aiobotocore raises; the client's aiohttp session
-  where ``lean_http`` cannot serve it (a proxy, connector arguments of the caller's,
-  httptools not installed);
+- sending: the client's own aiohttp session (its timeouts, pool, proxies and TLS
+  settings), which raises the botocore exceptions aiobotocore raises;
+- per call: the headers botocore makes for each call are made for each call here too
+  (the retry counters, the invocation id, Lambda's ``X-Amzn-Trace-Id``), and a header
+  holding a CR, LF or NUL is refused before anything is sent;
 - retries: the client's own standard-mode handler and retry quota, through its
   ``needs-retry`` and ``after-call`` events, with the ``amz-sdk-request`` headers
   botocore writes (a first 2xx reply that handler would pass, ``lean_retry``, skips
@@ -30,6 +31,14 @@ with the client's own parts:
 
 Parameters that are not plain JSON (bytes, for a binary attribute) and calls to a
 client that is not an aiobotocore one (a test's fake) take the ordinary path.
+
+It is an opt-in (``SqsJobStore(lean=True)``), because what it skips after each
+operation's first call is the SDK's per-call pipeline: ``before-call``,
+``request-created``, ``before-send`` and ``provide-client-params`` handlers, ``Stubber``,
+and the instrumentation of ``_make_api_call`` (ddtrace, aws-xray-sdk, OpenTelemetry)
+see only that first call. It relies on botocore's private names (``lean_guard``):
+``missing_names`` checks them when a client opens, before it sends anything, and a
+store whose botocore lacks one uses the SDK's pipeline (one warning).
 """
 
 from __future__ import annotations
@@ -45,8 +54,10 @@ from botocore import UNSIGNED  # type: ignore[import-untyped]
 from botocore import auth as botocore_auth
 from botocore.awsrequest import AWSPreparedRequest, AWSRequest  # type: ignore[import-untyped]
 from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped]
+from botocore.handlers import add_recursion_detection_header  # type: ignore[import-untyped]
 
 from ..wire.protocol import Reply
+from .lean_guard import refuse_unsafe
 from .lean_retry import FirstReplies
 from .lean_sign import Plan, Signer, plan
 
@@ -77,6 +88,7 @@ PER_ATTEMPT = frozenset(
         "amz-sdk-invocation-id",
         "amz-sdk-request",
         "content-length",
+        "x-amzn-trace-id",  # botocore's, from Lambda's environment at each call
     }
 )
 # The counters ``add_retry_headers`` writes into ``amz-sdk-request``, in its order.
@@ -107,9 +119,7 @@ class LeanSender:
         self._event_id = client.meta.service_model.service_id.hyphenize()
         self._endpoint = client._endpoint
         self._signer = client._request_signer
-        session = self._endpoint.http_session
-        self._lean_http = _lean_http(session, client.meta.config)
-        self._http: Any = self._lean_http or session
+        self._http: Any = self._endpoint.http_session
         self._parser = self._endpoint._response_parser_factory.create_parser(
             client.meta.service_model.resolved_protocol
         )
@@ -125,11 +135,6 @@ class LeanSender:
     def of(cls, client: Any) -> LeanSender | None:
         """A sender for a real aiobotocore client; ``None`` for anything else."""
         return cls(client) if isinstance(client, AioBaseClient) else None
-
-    async def aclose(self) -> None:
-        """Close the connections the lean path keeps (before the client closes)."""
-        if self._lean_http is not None:
-            await self._lean_http.close()
 
     async def __call__(self, operation: str, params: Mapping[str, Any]) -> Reply:
         route = self._routes.get(operation)
@@ -238,6 +243,11 @@ class LeanSender:
         headers["amz-sdk-invocation-id"] = retries["invocation-id"].encode()
         headers["amz-sdk-request"] = counters.encode()
         headers["Content-Length"] = str(len(body))  # type: ignore[assignment]
+        traced: dict[str, Any] = {"headers": {}}
+        add_recursion_detection_header(traced)  # as botocore's ``before-call`` handler
+        for name, value in traced["headers"].items():
+            headers[name] = value.encode()
+        refuse_unsafe(headers)
         request = AWSPreparedRequest("POST", route.url, headers, body, False)
         try:
             http = await self._http.send(request)
@@ -309,18 +319,6 @@ class LeanSender:
             return parsed
         code = context.get("error_code_override") or parsed.get("Error", {}).get("Code")
         raise self._client.exceptions.from_code(code)(parsed, model.name)
-
-
-def _lean_http(session: Any, config: Any) -> Any:
-    """``lean_http`` for the client's aiohttp session; ``None`` where httptools (which
-    the worker extra installs) is missing, or ``LeanHttp.serving`` declines."""
-    try:
-        from .lean_http import LeanHttp
-    except ModuleNotFoundError as missing:
-        if missing.name != "httptools":
-            raise
-        return None
-    return LeanHttp.serving(session, config)
 
 
 def _json(params: Mapping[str, Any]) -> bytes | None:

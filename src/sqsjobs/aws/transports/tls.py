@@ -1,4 +1,4 @@
-"""The SSL context of the asyncio transport's connections, aiohttp's and ``lean_http``'s.
+"""The SSL context of the asyncio transport's connections (aiohttp's; the lean path's too).
 
 botocore makes its context for urllib3 (``create_urllib3_context``), which turns the
 context's host-name check off because urllib3 matches the name itself. aiohttp and

@@ -27,6 +27,8 @@ import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Literal, NamedTuple, TypeVar
 
+from ...core.errors import JobStoreError, JobStoreThrottledError, retryable
+
 T = TypeVar("T")
 MAX_PARALLEL = 10  # threads the blocking driver uses for one Parallel step
 WAKE_EVERY = 0.25  # seconds between the waiting thread's checks for a signal
@@ -59,6 +61,7 @@ class AwsError(Exception):
     def __init__(self, code: str, message: str, operation: str, cause: Exception) -> None:
         super().__init__(f"{operation}: {code}: {message}")
         self.code = code
+        self.message = message
         self.operation = operation
         self.cause = cause
 
@@ -77,9 +80,22 @@ class Throttled(AwsError):
     """AWS kept throttling after botocore's retries: back off before trying again."""
 
 
-def public_error(error: AwsError) -> Exception:
-    """What a caller outside ``sqsjobs.aws`` sees for an AWS failure: botocore's error."""
-    return error.cause
+def api_name(operation: str) -> str:
+    """A client method's name as AWS's API spells it: ``put_item`` is ``PutItem``."""
+    return "".join(part[:1].upper() + part[1:] for part in operation.split("_"))
+
+
+def public_error(error: AwsError) -> JobStoreError:
+    """What a caller outside ``sqsjobs.aws`` sees for an AWS failure: a ``JobStoreError``
+    (``JobStoreThrottledError`` for throttling) naming the AWS operation and code, with
+    botocore's error as its ``__cause__``; raise it ``from error.cause``."""
+    throttled = isinstance(error, Throttled)
+    kind = JobStoreThrottledError if throttled else JobStoreError
+    operation = getattr(error.cause, "operation_name", None) or api_name(error.operation)
+    again = throttled or (not isinstance(error, ConditionFailed) and retryable(error.cause))
+    said = kind(str(operation), error.code, error.message, retryable=again)
+    said.__cause__ = error.cause
+    return said
 
 
 def drive(flow: Flow[T], send: Callable[[Call], Reply]) -> T:
