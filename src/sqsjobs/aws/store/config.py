@@ -15,7 +15,7 @@ from ...core.validation import Span, check_queue_name, integer, seconds
 from ..transports.endpoint import Endpoint
 from ..wire.items import DEFAULT_SHARDS, MAX_SHARDS, RECORD_FORMAT, RECORD_FORMATS
 from ..wire.layout import Lanes, Layout
-from ..wire.protocol import Call, Send
+from ..wire.protocol import AwsError, Call, Send, public_error
 
 __all__ = ["Endpoint", "StoreSettings", "env_arguments", "parse_urls", "stack_arguments"]
 
@@ -268,6 +268,8 @@ def arguments_of_stack(stack_name: str, arguments: Mapping[str, Any]) -> dict[st
     transport = BotoTransport(Endpoint.of(arguments))
     try:
         return stack_arguments(stack_name, transport)
+    except AwsError as error:
+        raise public_error(error) from error.cause
     finally:
         transport.close()
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.validation import check_queue_name, integer
 from ..wire.items import INDEX, INDEX_PROJECTION, LEGACY_INDEX, TTL_ATTRIBUTE
-from ..wire.protocol import AwsError, Call, Send
+from ..wire.protocol import AwsError, Call, Send, public_error
 from ..wire.sqs import FIFO_SUFFIX, QueueInfo
 
 if TYPE_CHECKING:
@@ -70,6 +70,8 @@ def provisioned(
     transport = BotoTransport(Endpoint.of(arguments))
     try:
         return provision(transport, prefix, queues, max_receive_count, priority_bands, fifo)
+    except AwsError as error:
+        raise public_error(error) from error.cause
     finally:
         transport.close()
 
