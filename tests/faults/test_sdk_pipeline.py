@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import aioboto3
 import boto3
 import pytest
+from aiobotocore.session import AioSession, get_session
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -103,8 +103,8 @@ async def test_a_users_handler_sees_every_hot_call_on_the_default_path(
     faulty_aws: FaultyAws, made: Callable[..., SqsJobStore]
 ) -> None:
     seen = Seen()
-    session = aioboto3.Session()
-    session.events.register("before-send", seen)
+    session = get_session()
+    session.register("before-send", seen)
     store = made(aio_session=session)
     before = faulty_aws.injector.counts().requests
     await run_jobs(store, 6)
@@ -123,8 +123,8 @@ async def test_the_lean_opt_in_hides_later_calls_from_the_handler(
     handlers no longer see it (so the test above would notice a path that skips them).
     One claim at a time, so that the first ``UpdateItem`` alone is the SDK's."""
     seen = Seen()
-    session = aioboto3.Session()
-    session.events.register("before-send", seen)
+    session = get_session()
+    session.register("before-send", seen)
     store = made(aio_session=session, lean=True)
     before = faulty_aws.injector.counts().requests
     await run_jobs(store, 6, batch=1)
@@ -144,9 +144,9 @@ async def test_each_send_carries_the_trace_header_of_its_own_invocation(
 ) -> None:
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "orders-worker")
     blocking, asynchronous = Seen(), Seen()
-    session, aio_session = boto3.Session(), aioboto3.Session()
+    session, aio_session = boto3.Session(), get_session()
     session.events.register("before-send", blocking)
-    aio_session.events.register("before-send", asynchronous)
+    aio_session.register("before-send", asynchronous)
     store = made(session=session, aio_session=aio_session)
     sent = []
     for n in range(3):
@@ -214,8 +214,8 @@ async def test_a_lean_opt_in_without_a_name_it_needs_uses_the_sdk_and_says_so(
     )
     monkeypatch.setitem(lean_guard.PRIVATE, "endpoint", renamed)
     seen = Seen()
-    session = aioboto3.Session()
-    session.events.register("before-send", seen)
+    session = get_session()
+    session.register("before-send", seen)
     store = made(aio_session=session, lean=True)
     before = faulty_aws.injector.counts().requests
     with warnings.catch_warnings(record=True) as caught:
@@ -261,8 +261,8 @@ def test_the_callers_config_is_merged_over_the_stores_options(faulty_aws: Faulty
 @pytest.mark.parametrize(
     ("option", "value", "says"),
     [
-        ("session", aioboto3.Session(), "aio_session"),
-        ("aio_session", boto3.Session(), "aioboto3.Session"),
+        ("session", AioSession(), "aio_session"),
+        ("aio_session", boto3.Session(), "AioSession or an aioboto3.Session"),
         ("config", {"retries": {"max_attempts": 2}}, "botocore.config.Config"),
         ("lean", "yes", "True or False"),
     ],

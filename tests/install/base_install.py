@@ -19,7 +19,6 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_lambda_handler
 
 EXTRAS_MODULES = (
-    "aioboto3",
     "aiobotocore",
     "aiohttp",
     "click",

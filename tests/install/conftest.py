@@ -11,13 +11,15 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from tests.aws.emulator import ENVIRONMENT, shared_endpoint
 
+ROOT = Path(__file__).resolve().parents[2]
 # What the ``worker`` and ``local`` extras add; a base install has none of them.
-WORKER_PACKAGES = ("aioboto3", "aiobotocore", "aiohttp", "click", "rich", "croniter")
+WORKER_PACKAGES = ("aiobotocore", "aiohttp", "click", "rich", "croniter")
 LOCAL_PACKAGES = ("moto",)
 EXTRA_HINT = "pip install 'sqsjobs[worker]'"
 
@@ -45,3 +47,19 @@ def child_environment() -> dict[str, str]:
     """The emulator's dummy credentials, and no inherited virtual environment."""
     inherited = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
     return {**inherited, **ENVIRONMENT}
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel of this tree, built once for every fresh environment."""
+    out = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=child_environment(),
+    )
+    assert built.returncode == 0, built.stderr
+    [found] = out.glob("sqsjobs-*.whl")
+    return found

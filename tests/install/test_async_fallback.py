@@ -1,4 +1,4 @@
-"""The async face without aioboto3: ``JobQueue`` over ``SqsJobStore`` in a base install."""
+"""The async face without aiobotocore: ``JobQueue`` over ``SqsJobStore`` in a base install."""
 
 from __future__ import annotations
 
@@ -26,13 +26,15 @@ async def store(aws_endpoint: str) -> AsyncIterator[SqsJobStore]:
 
 
 @pytest.fixture
-def without_aioboto3(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Importing aioboto3 fails as it does where the worker extra is not installed."""
-    monkeypatch.setitem(sys.modules, "aioboto3", None)
+def without_aiobotocore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing aiobotocore fails as it does where the worker extra is not installed."""
+    for name in [name for name in sys.modules if name.partition(".")[0] == "aiobotocore"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "aiobotocore", None)
     monkeypatch.delitem(sys.modules, "sqsjobs.aws.transports.aio", raising=False)
 
 
-@pytest.mark.usefixtures("without_aioboto3")
+@pytest.mark.usefixtures("without_aiobotocore")
 async def test_job_queue_enqueues_and_reads_over_boto3_threads(store: SqsJobStore) -> None:
     queue = JobQueue(store).for_tenant("acme-7")
     mail = {"to": "zoë@example.com"}

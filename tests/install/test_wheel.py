@@ -45,17 +45,8 @@ def checked(completed: subprocess.CompletedProcess[str]) -> subprocess.Completed
     return completed
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    pip = (sys.executable, "-m", "pip")
-    checked(run(*pip, "wheel", "--no-deps", "--quiet", "-w", out, ROOT, timeout=INSTALL_TIMEOUT))
-    [built] = out.glob("sqsjobs-*.whl")
-    return built
-
-
-def fresh_environment(where: Path, requirement: str) -> Path:
-    """A new virtual environment with ``requirement`` installed; returns its bin directory.
+def fresh_environment(where: Path, *requirements: str) -> Path:
+    """A new virtual environment with ``requirements`` installed; returns its bin directory.
 
     The environment is made without pip, and this interpreter's pip installs into it,
     so the environment holds exactly the package and what it needs.
@@ -63,7 +54,7 @@ def fresh_environment(where: Path, requirement: str) -> Path:
     checked(run(sys.executable, "-m", "venv", "--without-pip", where))
     bin_dir = where / "bin"
     pip = (sys.executable, "-m", "pip", "--python", bin_dir / "python")
-    checked(run(*pip, "install", "--quiet", requirement, timeout=INSTALL_TIMEOUT))
+    checked(run(*pip, "install", "--quiet", *requirements, timeout=INSTALL_TIMEOUT))
     return bin_dir
 
 

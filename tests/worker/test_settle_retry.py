@@ -25,6 +25,9 @@ from .watch import SAFETY_NET
 
 # Heartbeats the store served before the failing write may succeed: more than 3 leases.
 BEATS_FAILING = 3 * 3 + 1
+# A real-clock lease whose heartbeats (a third of it apart) outlast the stalls of a
+# loaded machine running the suite twice at once: a beat late by a lease loses it.
+LEASE = 2.4
 
 
 async def test_a_completion_refused_by_a_throttled_store_is_retried_on_the_final_attempt(
@@ -109,7 +112,9 @@ async def test_a_completion_failing_for_three_leases_is_recorded_and_runs_nowher
     serving the same store meanwhile never claims the job, and it completes once."""
     store, queue = real_clock_env()
     job = (
-        await queue.enqueue("invoice.render", {"client": "Café Ümlaut"}, max_attempts=1, lease=0.9)
+        await queue.enqueue(
+            "invoice.render", {"client": "Café Ümlaut"}, max_attempts=1, lease=LEASE
+        )
     ).job
     runs: list[str] = []
 

@@ -4,9 +4,9 @@ The package is four layers, one folder each (see ``docs/architecture.md``): ``wi
 (the record codec, the message body, request builders and the flow protocol: stdlib
 only), ``flows`` (one module per operation family, written once for both drivers),
 ``store`` (``SqsJobStore``, its blocking face, background work, configuration and
-provisioning) and ``transports`` (boto3, aioboto3).
+provisioning) and ``transports`` (boto3, aiobotocore).
 
-The public names load on first use: ``SqsJobStore`` brings boto3 but never aioboto3 or
+The public names load on first use: ``SqsJobStore`` brings boto3 but never aiobotocore or
 aiohttp (the asyncio clients are opened on the store's first async call), and the
 operator calls' value types load with their flows.
 """

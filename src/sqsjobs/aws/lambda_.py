@@ -24,7 +24,7 @@ and the message is named, so it comes back.
 The module loads boto3 only: the handler works through a Lambda-mode store over the
 given store's state (``store.sqs_store.lambda_mode``; the store passed in is left as it
 was), whose AWS calls run in threads (``asyncio.to_thread``) over clients made once per
-container, so no aioboto3 or aiohttp is imported and clients outlive each invocation's
+container, so no aiobotocore or aiohttp is imported and clients outlive each invocation's
 event loop.
 """
 

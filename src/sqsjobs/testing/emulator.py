@@ -2,7 +2,7 @@
 
 ``local_aws()`` runs moto's server in a background thread on a free 127.0.0.1 port (or
 on ``port``, for an endpoint that other processes are told in advance) and yields its
-endpoint URL; boto3 and aioboto3 clients reach it over real HTTP, so what is
+endpoint URL; boto3 and aiobotocore clients reach it over real HTTP, so what is
 tested is what runs against AWS. Give it credentials from the environment (any value
 works, e.g. ``AWS_ACCESS_KEY_ID=testing``) and a region, as for AWS.
 

@@ -2,7 +2,7 @@
 
 A flow is a generator that yields ``Call``s and receives replies (see ``wire.protocol``);
 it touches no client and no clock, so ``drive`` runs it on boto3 for ``SyncJobQueue`` and
-``adrive`` on aioboto3 for ``JobQueue``, and tests run it on a scripted fake.
+``adrive`` on aiobotocore for ``JobQueue``, and tests run it on a scripted fake.
 
 Put writes the record, then sends its message::
 

@@ -1,10 +1,10 @@
-"""The async face's transport: aioboto3 where installed, else boto3 in threads.
+"""The async face's transport: aiobotocore where installed, else boto3 in threads.
 
-aioboto3 comes with the ``worker`` extra. The base install (producers, Lambda) has only
-boto3, so there the async face, like Lambda mode, runs each call in a thread
+aiobotocore comes with the ``worker`` extra. The base install (producers, Lambda) has
+only boto3, so there the async face, like Lambda mode, runs each call in a thread
 (``asyncio.to_thread``): ``JobQueue`` over the store works in either install, at the cost
-of a thread per call in flight. Only a missing aioboto3 stack switches; any other import
-failure is raised.
+of a thread per call in flight. Only a missing aiobotocore stack switches; any other
+import failure is raised.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ AIO_STACK = frozenset({"aioboto3", "aiobotocore", "aiohttp"})
 
 
 class AsyncSend:
-    """Awaitable ``send``; ``threaded`` (Lambda) never loads aioboto3."""
+    """Awaitable ``send``; ``threaded`` (Lambda) never loads aiobotocore."""
 
     def __init__(self, endpoint: Endpoint, boto: BotoTransport, *, threaded: bool) -> None:
         self._endpoint = endpoint
@@ -47,11 +47,11 @@ class AsyncSend:
 
     @property
     def has_open_clients(self) -> bool:
-        """Whether some event loop's aioboto3 clients are still open."""
+        """Whether some event loop's aiobotocore clients are still open."""
         return self._aio is not None and self._aio.has_open_clients
 
     async def aclose(self) -> None:
-        """Close the running loop's aioboto3 clients (the boto3 ones are the state's)."""
+        """Close the running loop's aiobotocore clients (the boto3 ones are the state's)."""
         if self._aio is not None:
             aio, self._aio = self._aio, None
             await aio.aclose()

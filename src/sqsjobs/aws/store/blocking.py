@@ -2,7 +2,7 @@
 
 ``SyncJobQueue``, the CLI and scripts use it. It drives the very flows the async face
 drives (``operations``), through ``drive`` and the boto3 transport, over the same
-``StoreState``, and never imports aioboto3 or aiohttp.
+``StoreState``, and never imports aiobotocore or aiohttp.
 """
 
 from __future__ import annotations

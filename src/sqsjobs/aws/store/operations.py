@@ -1,6 +1,6 @@
 """Every store call as one flow over a ``StoreState``, for either face to drive.
 
-The async face drives these on aioboto3, the blocking face (``sync``) on boto3: each
+The async face drives these on aiobotocore, the blocking face (``sync``) on boto3: each
 call is written once. Every call imports its flows on first use: a Lambda function that
 only runs jobs claims and settles them (``claims``, ``flows.settle``) and never loads
 the producer's writes, the lookups or the operator calls, nor pays for them at its cold

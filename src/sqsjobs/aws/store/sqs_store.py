@@ -1,7 +1,7 @@
 """SqsJobStore: the job store on SQS (delivery) and DynamoDB (the record of truth).
 
 Every method is "which flow, which driver": the async face drives the flows of
-``operations`` on aioboto3 (``async_send``: imported on first use; boto3 in threads
+``operations`` on aiobotocore (``async_send``: imported on first use; boto3 in threads
 where the worker extra is not installed), the ``sync`` face (``blocking``) drives the same
 flows on boto3. Both share one ``StoreState``: the layout learned so far, the clock, and
 which message delivered each claim. What the async face adds is the worker's side:
@@ -53,7 +53,7 @@ DEFAULT_BANDS = (1,)  # one lane: jobs of priority 1 and up run before the defau
 
 
 class Mode(NamedTuple):
-    threaded: bool = False  # drive boto3 from threads, never load aioboto3 (Lambda)
+    threaded: bool = False  # drive boto3 from threads, never load aiobotocore (Lambda)
     delete_on_complete: bool = True  # Lambda deletes the messages it is not told of
 
 
@@ -66,10 +66,11 @@ class SqsJobStore:
     ``max_attempts`` shorten botocore's patient defaults (60 s, five attempts) for callers
     that must report an unreachable endpoint quickly, such as an operator's command.
     ``record_format`` 1 writes records that 0.1 releases read too (CHANGELOG.md).
-    ``session`` (boto3), ``aio_session`` (aioboto3) and ``config`` (botocore's) are the
-    caller's SDK objects: their credentials, event handlers and settings apply to every
-    call. ``lean=True`` (or ``SQSJOBS_LEAN=1``) sends the worker's hot calls past the
-    SDK's per-call pipeline: less CPU, no hooks (``transports/lean.py``).
+    ``session`` (boto3), ``aio_session`` (aiobotocore's or aioboto3's) and ``config``
+    (botocore's) are the caller's SDK objects: their credentials, event handlers and
+    settings apply to every call. ``lean=True`` (or ``SQSJOBS_LEAN=1``) sends the
+    worker's hot calls past the SDK's per-call pipeline: less CPU, no hooks
+    (``transports/lean.py``).
     """
 
     max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
@@ -389,7 +390,7 @@ def lambda_mode(store: SqsJobStore) -> LambdaMode:
     The copy is of the same class, with the same attributes (a subclass's overrides
     apply), and shares the state: the layout learned so far, the clock, the claims'
     messages and the boto3 clients (made once per container). It runs every AWS call in
-    a thread, so no aioboto3 is loaded and clients outlive each invocation's event loop.
+    a thread, so no aiobotocore is loaded and clients outlive each invocation's event loop.
     """
     twin = copy.copy(store)
     twin._open(store._state, Mode(threaded=True, delete_on_complete=False))

@@ -1,7 +1,10 @@
-"""The asyncio transport: aioboto3 clients, the only place sqsjobs imports aioboto3.
+"""The asyncio transport: aiobotocore clients, the only place sqsjobs opens them.
 
 The store imports this module on its first async call, so producers that only use the
-blocking face (``SyncJobQueue``, the CLI, Lambda) never load aioboto3 or aiohttp.
+blocking face (``SyncJobQueue``, the CLI, Lambda) never load aiobotocore or aiohttp.
+The clients come from the caller's session if given (``aio_session``: an aiobotocore
+``AioSession``, or an ``aioboto3.Session``), else from a new ``AioSession`` on the
+standard credential chain.
 
 aiobotocore clients belong to the event loop that opened them (their aiohttp sessions
 and connections do), and one store may serve several loops in turn: a script calling
@@ -25,13 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import warnings
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import aioboto3  # type: ignore[import-untyped]
 import aiohttp
 from aiobotocore.client import AioBaseClient  # type: ignore[import-untyped]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
@@ -50,13 +53,11 @@ if TYPE_CHECKING:
 
 
 class AioTransport:
-    """Awaitable ``send`` over aioboto3 clients, opened per event loop on first use."""
+    """Awaitable ``send`` over aiobotocore clients, opened per event loop on first use."""
 
     def __init__(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
-        self._session = endpoint.aio_session or aioboto3.Session(
-            botocore_session=new_session(AioSession), region_name=endpoint.region_name
-        )
+        self._session = endpoint.aio_session or new_session(AioSession)
         self._loops: dict[asyncio.AbstractEventLoop, _LoopClients] = {}
         self._warned = False  # the lean path's fallback is said once per store
 
@@ -72,11 +73,13 @@ class AioTransport:
         return await clients.client(service)
 
     def _open(self, service: Service) -> Any:
-        """An aioboto3 client's context manager, entered on the loop that will use it."""
+        """A client's context manager, entered on the loop that will use it: aioboto3's
+        ``Session.client`` and aiobotocore's ``create_client`` make the same one."""
         theirs = self._endpoint.config
         connector_args = getattr(theirs, "connector_args", None)  # an AioConfig's own
         ours = AioConfig(connector_args, **self._endpoint.client_options())
-        return self._session.client(
+        opening = getattr(self._session, "client", None) or self._session.create_client
+        return opening(
             service,
             region_name=self._endpoint.region_name,
             endpoint_url=self._endpoint.endpoint_url,
@@ -223,9 +226,10 @@ def checking_host_names(client: Any) -> None:
     session = client._endpoint.http_session
     if all(hasattr(session, name) for name in (*_SESSION_HOOKS, *_SESSION_SETTINGS)):
         session._get_ssl_context = checked_context
-        session._create_connector = functools.partial(
-            _connector, session, session._create_connector
-        )
+        create = session._create_connector
+        # aiobotocore 3 awaits its ``_create_connector``; 2.x calls it: keep its kind.
+        made = _aconnector if inspect.iscoroutinefunction(create) else _connector
+        session._create_connector = functools.partial(made, session, create)
     elif _proxied(client):
         raise UnverifiableProxy(
             f"{client.meta.endpoint_url} is reached through a proxy (HTTPS_PROXY or the "
@@ -253,6 +257,19 @@ def _connector(session: Any, create: Callable[[str | None], Any], proxy_url: str
     botocore does for a client without proxy TLS settings (the transports give none)."""
     if not session._verify:
         return create(proxy_url)
+    return _verified(session)
+
+
+async def _aconnector(
+    session: Any, create: Callable[[str | None], Awaitable[Any]], proxy_url: str | None
+) -> Any:
+    """``_connector`` for an aiobotocore whose ``_create_connector`` is a coroutine."""
+    if not session._verify:
+        return await create(proxy_url)
+    return _verified(session)
+
+
+def _verified(session: Any) -> Any:
     context = shared_context(session._verify, session._cert_file, session._key_file)
     return aiohttp.TCPConnector(
         limit=session._max_pool_connections, ssl=context, **session._connector_args

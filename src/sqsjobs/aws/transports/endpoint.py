@@ -1,4 +1,4 @@
-"""Where and how a store's AWS clients connect, shared by the boto3 and aioboto3 transports.
+"""Where and how a store's AWS clients connect, shared by the boto3 and aiobotocore transports.
 
 Two policies share one shape. A worker is patient: botocore's 60-second connect timeout
 and five attempts ride out a network blip without dropping a job. An operator's command
@@ -34,7 +34,7 @@ class Endpoint(NamedTuple):
     max_attempts: int | None = None
     lean: bool = False  # the worker's hot calls past the SDK's per-call pipeline
     session: Any = None  # the caller's boto3.Session
-    aio_session: Any = None  # the caller's aioboto3.Session
+    aio_session: Any = None  # the caller's AioSession (aiobotocore) or aioboto3.Session
     config: Any = None  # the caller's botocore Config
 
     @classmethod
@@ -83,7 +83,7 @@ class Endpoint(NamedTuple):
         )
 
     def client_options(self) -> dict[str, Any]:
-        """botocore ``Config`` options shared by the boto3 and aioboto3 clients.
+        """botocore ``Config`` options shared by the boto3 and aiobotocore clients.
 
         Standard-mode retries handle throttling and transient errors for every call.
         ``total_max_attempts`` counts the first try (botocore's ``max_attempts`` would
@@ -109,6 +109,16 @@ def _package(value: object) -> str:
     return type(value).__module__.partition(".")[0]
 
 
+def _async_session(value: object, boto3_session: type) -> bool:
+    """An aioboto3 ``Session``, or aiobotocore's ``AioSession`` (a botocore ``Session``
+    whose clients are async), told apart without importing either."""
+    if _package(value) == "aioboto3":
+        return isinstance(value, boto3_session)
+    import botocore.session  # type: ignore[import-untyped]
+
+    return isinstance(value, botocore.session.Session) and _package(value) == "aiobotocore"
+
+
 def _check_sdk_objects(session: object, aio_session: object, config: object) -> None:
     """The caller's SDK objects, refused at construction when of the wrong kind."""
     import boto3  # type: ignore[import-untyped]
@@ -119,13 +129,12 @@ def _check_sdk_objects(session: object, aio_session: object, config: object) -> 
     ):
         raise ValueError(
             f"session must be a boto3.Session, got {type(session).__name__}"
-            " (an aioboto3.Session goes in aio_session)"
+            " (an async session goes in aio_session)"
         )
-    if aio_session is not None and not (
-        isinstance(aio_session, boto3.Session) and _package(aio_session) == "aioboto3"
-    ):
+    if aio_session is not None and not _async_session(aio_session, boto3.Session):
+        kind = type(aio_session).__name__
         raise ValueError(
-            f"aio_session must be an aioboto3.Session, got {type(aio_session).__name__}"
+            f"aio_session must be an aiobotocore AioSession or an aioboto3.Session, got {kind}"
         )
     if config is not None and not isinstance(config, Config):
         raise ValueError(f"config must be a botocore.config.Config, got {type(config).__name__}")

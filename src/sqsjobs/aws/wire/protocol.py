@@ -10,7 +10,7 @@ A *flow* is a generator that yields what it needs done and receives the reply:
   conditional claims expects some of them to be refused.
 
 ``drive`` runs a flow on a blocking ``send`` (boto3), ``adrive`` on an awaitable one
-(aioboto3); they are the only code written twice. A transport (``aws.transports``) turns
+(aiobotocore); they are the only code written twice. A transport (``aws.transports``) turns
 botocore's errors into ``AwsError``; ``AwsError`` never leaves ``sqsjobs.aws``: the store
 re-raises the botocore error it carries (``public_error``), so callers see the familiar
 exception.
