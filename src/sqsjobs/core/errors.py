@@ -6,7 +6,9 @@
           ├── JobIdempotencyConflictError  a key was reused with a different name, tenant or payload
           ├── JobFatalError                raised by a handler: dead-letter now, never retry
           ├── JobTimeoutError              recorded when an attempt overruns its timeout
-          └── JobBatchError                enqueue_many stopped part-way; `results` were written
+          ├── JobBatchError                enqueue_many stopped part-way; `results` were written
+          └── JobStoreError                the store's backend refused a call, or never answered
+               └── JobStoreThrottledError  ... throttling it through every retry of the SDK
 
 ``JobError`` itself is never raised (instantiating it is a ``TypeError``, as h11 does
 with its ``ProtocolError``): an error a caller can catch names what went wrong.

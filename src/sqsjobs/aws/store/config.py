@@ -8,8 +8,8 @@ environment as they are. Explicit keyword arguments always win over what is read
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple, TypeVar
 
 from ...core.validation import Span, check_queue_name, integer, seconds
 from ..transports.endpoint import Endpoint
@@ -26,6 +26,7 @@ LANES_ENV = "SQSJOBS_PRIORITY_LANES"
 SHARDS_ENV = "SQSJOBS_INDEX_SHARDS"
 FORMAT_ENV = "SQSJOBS_RECORD_FORMAT"
 LEAN_ENV = "SQSJOBS_LEAN"
+T = TypeVar("T")
 # CloudFormation outputs that from_stack reads; DeadLetterQueueUrls, PriorityLaneUrls and
 # IndexShards are optional.
 STACK_OUTPUTS = ("TableName", "QueueUrls")
@@ -261,17 +262,24 @@ def env_arguments() -> dict[str, Any]:
     return arguments
 
 
-def arguments_of_stack(stack_name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """``stack_arguments``, read through the endpoint (and SDK objects) of ``arguments``."""
+def before_the_store(arguments: Mapping[str, Any], work: Callable[[Send], T]) -> T:
+    """``work`` over a blocking transport of its own to the endpoint (and SDK objects) a
+    store's keyword ``arguments`` name, for what runs before the store exists (reading a
+    stack, making its resources); an AWS failure surfaces as ``JobStoreError``."""
     from ..transports.boto import BotoTransport
 
     transport = BotoTransport(Endpoint.of(arguments))
     try:
-        return stack_arguments(stack_name, transport)
+        return work(transport)
     except AwsError as error:
         raise public_error(error) from error.cause
     finally:
         transport.close()
+
+
+def arguments_of_stack(stack_name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``stack_arguments``, read through the endpoint (and SDK objects) of ``arguments``."""
+    return before_the_store(arguments, lambda send: stack_arguments(stack_name, send))
 
 
 def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.validation import check_queue_name, integer
 from ..wire.items import INDEX, INDEX_PROJECTION, LEGACY_INDEX, TTL_ATTRIBUTE
-from ..wire.protocol import AwsError, Call, Send, public_error
+from ..wire.protocol import AwsError, Call, Send
 from ..wire.sqs import FIFO_SUFFIX, QueueInfo
 
 if TYPE_CHECKING:
@@ -62,18 +62,14 @@ def provisioned(
 ) -> Provisioned:
     """``provision`` over a blocking transport to the endpoint the store's ``arguments``
     name (their SDK objects too), checked before anything is made."""
-    from ..transports.boto import BotoTransport
     from ..wire.items import DEFAULT_SHARDS
-    from .config import Endpoint, checked_shards
+    from .config import before_the_store, checked_shards
 
     checked_shards(arguments.get("index_shards", DEFAULT_SHARDS))
-    transport = BotoTransport(Endpoint.of(arguments))
-    try:
-        return provision(transport, prefix, queues, max_receive_count, priority_bands, fifo)
-    except AwsError as error:
-        raise public_error(error) from error.cause
-    finally:
-        transport.close()
+    return before_the_store(
+        arguments,
+        lambda send: provision(send, prefix, queues, max_receive_count, priority_bands, fifo),
+    )
 
 
 def provision(
