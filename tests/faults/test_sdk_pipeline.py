@@ -275,3 +275,26 @@ def test_sdk_objects_of_the_wrong_kind_are_refused_before_anything_is_made(
         SqsJobStore.create(name, endpoint_url=faulty_aws.endpoint, **{option: value})
     tables = boto3.client("dynamodb", endpoint_url=faulty_aws.endpoint).list_tables()
     assert not [table for table in tables["TableNames"] if table.startswith(name)]
+
+
+@pytest.mark.parametrize(
+    ("value", "lean"), [("1", True), (" TRUE ", True), ("0", False), ("", False)]
+)
+def test_the_environment_turns_the_lean_path_on_for_every_store(
+    monkeypatch: pytest.MonkeyPatch, value: str, lean: bool
+) -> None:
+    monkeypatch.setenv("SQSJOBS_LEAN", value)
+    store = SqsJobStore(table_name="jobs-ü", queue_urls={"default": "https://sqs.example/1/q"})
+    assert store._state.endpoint.lean is lean
+    explicit = SqsJobStore(
+        table_name="jobs-ü", queue_urls={"default": "https://sqs.example/1/q"}, lean=not lean
+    )
+    assert explicit._state.endpoint.lean is (not lean)  # the argument wins
+
+
+def test_a_lean_setting_that_is_no_switch_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SQSJOBS_LEAN", "sometimes")
+    with pytest.raises(ValueError, match="SQSJOBS_LEAN must be 1 or 0"):
+        SqsJobStore(table_name="jobs", queue_urls={"default": "https://sqs.example/1/q"})
