@@ -1,24 +1,36 @@
 """Set-up and checks for a fresh clone, with nothing but python3 on the machine.
 
-    python3 dev.py demo               # .venv with the local AWS emulator; the demo
-    python3 dev.py test               # .venv with the dev tools; lint, types, fast tests
+    python3 dev.py demo               # .venv as uv.lock says, with the local AWS emulator
+    python3 dev.py test               # .venv as uv.lock says; lint, types, fast tests
     python3 dev.py test --all         # the same with every test (what CI runs)
     python3 dev.py test --under-load  # the tests twice at once, as on a busy machine
+    python3 dev.py test --latest      # in a throwaway environment of the newest releases
+    python3 dev.py test --lowest      # ... of the lowest releases of every direct dependency
+    python3 dev.py lock               # refresh uv.lock to the newest releases allowed
+
+Two questions, kept apart. "Does this commit pass?" is answered on ``uv.lock``: every
+package of every extra, pinned with its hashes, so a run today and a run next month
+install the same thing and a red run means the code changed. "Does a new release of a
+dependency break us?" is answered on purpose, by ``--latest`` (and ``--lowest`` for the
+floors of ``pyproject.toml``'s ranges), which names the packages whose version differs
+from the lock, so a failure there says what moved.
+
+uv installs the lock: a wheel of a pinned release, kept in ``.venv-uv`` (or the same
+release already on PATH). It uses the interpreter running this script and never
+downloads one. ``.venv`` is synced at every run, which costs nothing when it matches.
 
 The fast tests are every test not marked ``slow`` (real processes, real signals and
 seconds of real waiting: the chaos run, the upgrade suite, the installs, the commands
 as processes, the browser); they run in parallel over 2 workers per core (most of a
 test's time is spent waiting on the emulator or a clock). Arguments after the options
 go to pytest. Each run ends with its 15 slowest tests.
-
-The virtual environment is reused while pyproject.toml is unchanged; a changed
-pyproject.toml reinstalls, so a stale environment never hides a missing dependency.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,38 +39,86 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-STAMP = VENV / ".installed"
+UV_VERSION = "0.13.9"  # the lock's format is this release's; `dev.py lock` writes it
+UV_HOME = ROOT / ".venv-uv"
 WORKERS_PER_CORE = 2
 MAX_WORKERS = 8  # each worker runs an emulator of its own: more would crowd the machine
+OPTIONS = ("--all", "--under-load", "--latest", "--lowest")
 
 
-def run(*argv: str | Path) -> None:
+def bin_dir(environment: Path) -> Path:
+    return environment / ("Scripts" if os.name == "nt" else "bin")
+
+
+def run(*argv: str | Path, env: dict[str, str] | None = None) -> None:
     print("+", " ".join(str(a) for a in argv), flush=True)
-    subprocess.run([str(a) for a in argv], cwd=ROOT, check=True)
+    subprocess.run([str(a) for a in argv], cwd=ROOT, check=True, env=env)
 
 
-def ensure_venv(extras: str) -> None:
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == wanted:
-        return
-    if not (BIN / "python").exists():
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", f".[{extras}]")
-    STAMP.write_text(wanted)
+def uv() -> Path:
+    """The pinned uv: on PATH if it is that release, else installed once into UV_HOME."""
+    found = shutil.which("uv")
+    if found and _version_of(Path(found)) == UV_VERSION:
+        return Path(found)
+    pinned = bin_dir(UV_HOME) / "uv"
+    if _version_of(pinned) != UV_VERSION:
+        venv.EnvBuilder(with_pip=True, clear=True).create(UV_HOME)
+        pip = (bin_dir(UV_HOME) / "python", "-m", "pip", "install", "--quiet")
+        run(*pip, "--disable-pip-version-check", f"uv=={UV_VERSION}")
+    return pinned
+
+
+def _version_of(binary: Path) -> str | None:
+    if not binary.exists():
+        return None
+    answer = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
+    words = answer.stdout.split()
+    return words[1] if answer.returncode == 0 and len(words) > 1 else None
+
+
+def uv_env() -> dict[str, str]:
+    """uv's settings for every call: this interpreter, none downloaded, no stray venv."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT")}
+    env |= {"UV_PYTHON_DOWNLOADS": "never", "UV_PYTHON": sys.executable}
+    env.setdefault("UV_PROJECT_ENVIRONMENT", str(VENV))
+    return env
+
+
+def sync(extra: str, *, exact: bool) -> None:
+    """Make ``.venv`` what the lock says for ``extra``; refuse a lock pyproject outgrew.
+
+    ``exact`` removes what the lock does not list (the test environment is the lock, no
+    more); the demo leaves the test tools of an earlier ``test`` where they are.
+    """
+    argv: list[str | Path] = [uv(), "sync", "--locked", "--extra", extra]
+    if not exact:
+        argv.append("--inexact")
+    try:
+        run(*argv, env=uv_env())
+    except subprocess.CalledProcessError:
+        print(
+            "uv.lock does not match pyproject.toml: run `python3 dev.py lock` after "
+            "changing dependencies, and commit uv.lock with them.",
+            file=sys.stderr,
+        )
+        raise
+
+
+def lock(args: list[str]) -> None:
+    """Refresh uv.lock to the newest releases pyproject.toml's ranges allow."""
+    run(uv(), "lock", "--upgrade", *args, env=uv_env())
 
 
 def demo(args: list[str]) -> None:
-    ensure_venv("local")
-    run(BIN / "sqsjobs", "demo", *args)
+    sync("local", exact=False)
+    run(bin_dir(VENV) / "sqsjobs", "demo", *args)
 
 
-def pytest_argv(args: list[str], *, everything: bool) -> list[str]:
+def pytest_argv(bin: Path, args: list[str], *, everything: bool) -> list[str]:
     workers = min(MAX_WORKERS, WORKERS_PER_CORE * (os.cpu_count() or 1))
     # worksteal: a worker that runs out takes tests queued on another, so one long test
     # (the chaos run) no longer leaves its worker's queue waiting behind it.
-    argv = [str(BIN / "python"), "-m", "pytest", "-n", str(workers), "--dist", "worksteal"]
+    argv = [str(bin / "python"), "-m", "pytest", "-n", str(workers), "--dist", "worksteal"]
     argv.append("--durations=15")
     if not everything and not any(arg == "-m" or arg.startswith("-m=") for arg in args):
         argv += ["-m", "not slow"]
@@ -66,18 +126,116 @@ def pytest_argv(args: list[str], *, everything: bool) -> list[str]:
 
 
 def test(args: list[str]) -> None:
-    everything = "--all" in args
-    under_load = "--under-load" in args
-    rest = [arg for arg in args if arg not in ("--all", "--under-load")]
-    ensure_venv("dev")
-    run(BIN / "ruff", "check", ".")
-    run(BIN / "ruff", "format", "--check", ".")
-    run(BIN / "mypy", "--strict", "src")
-    argv = pytest_argv(rest, everything=everything)
-    if under_load:
+    chosen = {arg for arg in args if arg in OPTIONS}
+    rest = [arg for arg in args if arg not in OPTIONS]
+    if {"--latest", "--lowest"} <= chosen:
+        raise SystemExit("dev.py test: --latest and --lowest are two runs; choose one")
+    if "--latest" in chosen or "--lowest" in chosen:
+        resolution = "highest" if "--latest" in chosen else "lowest-direct"
+        with tempfile.TemporaryDirectory(prefix="sqsjobs-resolved-") as where:
+            environment = Path(where) / "venv"
+            moved = resolve_fresh(environment, resolution)
+            try:
+                check(bin_dir(environment), rest, chosen, lint=resolution == "highest")
+            except subprocess.CalledProcessError:
+                print(f"\nfailed on the {resolution} releases; {summary(moved)}", flush=True)
+                raise
+            print(f"\npassed on the {resolution} releases; {summary(moved)}", flush=True)
+        return
+    sync("dev", exact=True)
+    check(bin_dir(VENV), rest, chosen, lint=True)
+
+
+def check(bin: Path, rest: list[str], chosen: set[str], *, lint: bool) -> None:
+    if lint:
+        run(bin / "ruff", "check", ".")
+        run(bin / "ruff", "format", "--check", ".")
+        run(bin / "mypy", "--strict", "src")
+    argv = pytest_argv(bin, rest, everything="--all" in chosen)
+    if "--under-load" in chosen:
         twice_at_once(argv)
     else:
         run(*argv)
+
+
+def resolve_fresh(environment: Path, resolution: str) -> dict[str, tuple[str | None, str | None]]:
+    """Install ``.[dev]`` into ``environment`` resolved anew, ignoring the lock.
+
+    Returns the packages whose version differs from the lock's: name -> (locked, installed),
+    None where one side lacks the package. ``--refresh`` makes uv ask the index again
+    rather than trust what it cached, so "newest" means newest today.
+    """
+    env = uv_env()
+    run(uv(), "venv", "--quiet", environment, env=env)
+    python = bin_dir(environment) / "python"
+    install = [uv(), "pip", "install", "--python", python, "--refresh"]
+    run(*install, "--resolution", resolution, "-e", ".[dev]", env=env)
+    listing = subprocess.run(
+        [uv(), "pip", "list", "--python", python, "--format", "json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    installed = {_name(p["name"]): p["version"] for p in json.loads(listing.stdout)}
+    installed.pop("sqsjobs", None)
+    locked = locked_versions(python)
+    moved = {
+        name: (locked.get(name), installed.get(name))
+        for name in sorted(set(locked) | set(installed))
+        if locked.get(name) != installed.get(name)
+    }
+    print(f"\n{summary(moved)}\n", flush=True)
+    return moved
+
+
+# Run by the fresh environment's interpreter, which has ``packaging`` (pytest needs it):
+# the pins of ``uv export`` on stdin, the ones whose markers hold for it on stdout.
+_PINS_FOR_ME = """
+import json, sys
+from packaging.requirements import Requirement
+pins = {}
+for line in sys.stdin:
+    if line.strip() and not line.startswith(("#", "-")):
+        req = Requirement(line)
+        if req.marker is None or req.marker.evaluate():
+            pins[req.name] = str(req.specifier).removeprefix("==")
+print(json.dumps(pins))
+"""
+
+
+def locked_versions(python: Path) -> dict[str, str]:
+    """What uv.lock pins, for ``python``, of each package ``.[dev]`` installs."""
+    exported = subprocess.run(
+        [uv(), "export", "--frozen", "--extra", "dev", "--no-hashes", "--no-emit-project"],
+        cwd=ROOT,
+        env=uv_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    evaluated = subprocess.run(
+        [python, "-c", _PINS_FOR_ME],
+        input=exported.stdout,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {_name(name): version for name, version in json.loads(evaluated.stdout).items()}
+
+
+def summary(moved: dict[str, tuple[str | None, str | None]]) -> str:
+    if not moved:
+        return "every package is at its locked version"
+    lines = [f"{len(moved)} package(s) differ from uv.lock (locked -> installed):"]
+    for name, (locked, installed) in moved.items():
+        lines.append(f"  {name}: {locked or '(not locked)'} -> {installed or '(not installed)'}")
+    return "\n".join(lines)
+
+
+def _name(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def twice_at_once(argv: list[str]) -> None:
@@ -101,7 +259,7 @@ def twice_at_once(argv: list[str]) -> None:
         raise subprocess.CalledProcessError(1, argv)
 
 
-COMMANDS = {"demo": demo, "test": test}
+COMMANDS = {"demo": demo, "test": test, "lock": lock}
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from sqsjobs import JobQueue, JobStatus, JobStoreError, SyncJobQueue
+from sqsjobs import Job, JobQueue, JobStatus, JobStoreError, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.store.claims import CANCELLED_CLAIM
 from tests.aws.conftest import QUEUES, SKEW, depth
@@ -28,7 +28,9 @@ from tests.aws.conftest import QUEUES, SKEW, depth
 from .conftest import FaultyAws
 from .faulty_aws import OBSERVER_CONFIG, Fault, FaultPlan
 
-RESEND_AFTER = 0.5
+# Judged on the store's clock (``Ahead``), which the tests move past it: no pause of a
+# loaded machine between two calls can make a record look older than the test says.
+RESEND_AFTER = 60.0
 REFUSED_SEND = FaultPlan(
     rate=1.0,
     kinds=(Fault.DENIED,),
@@ -38,14 +40,30 @@ REFUSED_SEND = FaultPlan(
 )
 
 
+class Ahead:
+    """A clock that reads the real one plus an offset the test moves forward."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+
 @pytest.fixture
-async def healing(faulty_aws: FaultyAws) -> AsyncIterator[SqsJobStore]:
+def clock() -> Ahead:
+    return Ahead()
+
+
+@pytest.fixture
+async def healing(faulty_aws: FaultyAws, clock: Ahead) -> AsyncIterator[SqsJobStore]:
     made = SqsJobStore.create(
         f"f{uuid.uuid4().hex[:12]}",
         queues=QUEUES,
         endpoint_url=faulty_aws.endpoint,
         clock_skew=SKEW,
         resend_after=RESEND_AFTER,
+        clock=clock,
     )
     try:
         yield made
@@ -72,7 +90,7 @@ async def enqueue_losing_the_send(
 
 
 async def test_a_retried_enqueue_re_sends_the_lost_message(
-    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws
+    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: Ahead
 ) -> None:
     await enqueue_losing_the_send(healing, faulty_aws, idempotency_key="inv-7")
     url = healing.queue_urls["default"]
@@ -81,21 +99,21 @@ async def test_a_retried_enqueue_re_sends_the_lost_message(
     queue = JobQueue(healing)
     early = await queue.enqueue("invoice.send", {"n": 7}, idempotency_key="inv-7")
     assert early.duplicate and depth(sqs, url) == 0  # too soon: it may just be slow
-    await asyncio.sleep(RESEND_AFTER + 0.1)
+    clock.offset += RESEND_AFTER + 1
     retried = await queue.enqueue("invoice.send", {"n": 7}, idempotency_key="inv-7")
     assert retried.duplicate and retried.job.id == early.job.id
     assert depth(sqs, url) == 1
 
-    [job] = await healing.claim("default", "w", time.time(), wait=1)
+    [job] = await healing.claim("default", "w", clock(), wait=1)
     assert (job.id, job.attempts) == (early.job.id, 1)
-    assert await healing.complete(job.id, job.lease_token or "", time.time(), None)
+    assert await healing.complete(job.id, job.lease_token or "", clock(), None)
 
 
 async def test_concurrent_retries_send_one_message(
-    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws
+    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: Ahead
 ) -> None:
     await enqueue_losing_the_send(healing, faulty_aws, idempotency_key="inv-8")
-    await asyncio.sleep(RESEND_AFTER + 0.1)
+    clock.offset += RESEND_AFTER + 1
     queue = JobQueue(healing)
     results = await asyncio.gather(
         *(queue.enqueue("invoice.send", {"n": 7}, idempotency_key="inv-8") for _ in range(5))
@@ -105,10 +123,10 @@ async def test_concurrent_retries_send_one_message(
 
 
 async def test_the_blocking_producer_heals_too(
-    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws
+    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: Ahead
 ) -> None:
     await enqueue_losing_the_send(healing, faulty_aws, idempotency_key="inv-9", tenant="acme")
-    await asyncio.sleep(RESEND_AFTER + 0.1)
+    clock.offset += RESEND_AFTER + 1
     retried = SyncJobQueue(healing).enqueue(
         "invoice.send", {"n": 7}, idempotency_key="inv-9", tenant="acme"
     )
@@ -117,12 +135,12 @@ async def test_the_blocking_producer_heals_too(
 
 
 async def test_a_duplicate_of_a_job_already_claimed_sends_nothing(
-    healing: SqsJobStore, sqs: Any
+    healing: SqsJobStore, sqs: Any, clock: Ahead
 ) -> None:
     queue = JobQueue(healing)
     first = await queue.enqueue("invoice.send", {"n": 7}, idempotency_key="inv-10")
-    [job] = await healing.claim("default", "w", time.time())
-    await asyncio.sleep(RESEND_AFTER + 0.1)
+    [job] = await healing.claim("default", "w", clock())
+    clock.offset += RESEND_AFTER + 1
     again = await queue.enqueue("invoice.send", {"n": 7}, idempotency_key="inv-10")
     assert again.duplicate and again.job.status is JobStatus.RUNNING
     assert depth(sqs, healing.queue_urls["default"]) == 1  # only the claimed message
@@ -136,26 +154,37 @@ def test_resend_after_is_a_finite_number_of_seconds(value: Any) -> None:
 
 
 async def test_a_crash_between_put_and_send_is_repaired_by_the_reconciler(
-    healing: SqsJobStore, faulty_aws: FaultyAws
+    healing: SqsJobStore, faulty_aws: FaultyAws, clock: Ahead
 ) -> None:
     queue = JobQueue(healing)
     with faulty_aws.injector.faults(REFUSED_SEND), pytest.raises(JobStoreError):
         await queue.enqueue("report", {"month": 1})
     [lost] = (await queue.list()).jobs
     assert lost.status is JobStatus.QUEUED
-    assert await healing.claim("default", "w", time.time()) == []
-    assert (await healing.reconcile(grace=60)).resent == 0  # not stale yet
-    await asyncio.sleep(1.1)
-    report = healing.sync.reconcile(grace=1)
+    assert await healing.claim("default", "w", clock()) == []
+    assert (await healing.reconcile(grace=900)).resent == 0  # not stale yet
+    clock.offset += 901
+    report = healing.sync.reconcile(grace=900)
     assert (report.resent, report.dead) == (1, 0)
-    assert (await healing.reconcile(grace=1)).resent == 0  # it was just re-sent
-    [job] = await healing.claim("default", "w", time.time(), wait=1)
+    assert (await healing.reconcile(grace=900)).resent == 0  # it was just re-sent
+    [job] = await healing.claim("default", "w", clock(), wait=1)
     assert (job.id, job.attempts) == (lost.id, 1)
-    assert await healing.complete(job.id, job.lease_token or "", time.time(), None)
+    assert await healing.complete(job.id, job.lease_token or "", clock(), None)
+
+
+async def released_by_the_claim(queue: JobQueue, job_id: str) -> Job:
+    """The record once the cancelled claim's release (a shielded write) has landed."""
+    deadline = time.monotonic() + 60
+    while True:
+        found = await queue.get(job_id)
+        assert found is not None
+        if found.last_error == CANCELLED_CLAIM or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.05)
 
 
 async def test_a_claim_cancelled_after_receiving_releases_what_it_claimed(
-    healing: SqsJobStore, faulty_aws: FaultyAws
+    healing: SqsJobStore, faulty_aws: FaultyAws, clock: Ahead
 ) -> None:
     slow_claim_write = FaultPlan(
         rate=1.0,
@@ -168,19 +197,17 @@ async def test_a_claim_cancelled_after_receiving_releases_what_it_claimed(
     queue = JobQueue(healing)
     enqueued = (await queue.enqueue("interrupted")).job
     with faulty_aws.injector.faults(slow_claim_write):
-        claiming = asyncio.create_task(healing.claim("default", "w", time.time(), wait=1))
+        claiming = asyncio.create_task(healing.claim("default", "w", clock(), wait=1))
         # Received, and the claim write is in flight (held back by the fault).
         assert await asyncio.to_thread(faulty_aws.injector.faulted.wait, 30)
         claiming.cancel()
         with pytest.raises(asyncio.CancelledError):
             await claiming
-        await asyncio.sleep(1.0)
-    released = await queue.get(enqueued.id)
-    assert released is not None
+    released = await released_by_the_claim(queue, enqueued.id)
     assert (released.status, released.attempts, released.last_error) == (
         JobStatus.QUEUED,
         0,
         CANCELLED_CLAIM,
     )
-    [job] = await healing.claim("default", "w", time.time(), wait=1)
+    [job] = await healing.claim("default", "w", clock(), wait=1)
     assert (job.id, job.attempts) == (enqueued.id, 1)

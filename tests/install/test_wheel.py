@@ -19,6 +19,7 @@ from sqsjobs.aws import SqsJobStore
 from tests.aws.emulator import unique_prefix
 
 from .conftest import LOCAL_PACKAGES, WORKER_PACKAGES, child_environment
+from .test_license import wheel_licence
 from .test_missing_extras import COMMAND_LINE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,6 +166,10 @@ def test_the_wheel_carries_the_dashboards_templates_and_static_files(wheel: Path
     assert "sqsjobs/contrib/dashboard/templates/base.html" in expected
     with zipfile.ZipFile(wheel) as built:
         assert expected <= set(built.namelist())
+
+
+def test_the_wheel_pip_builds_carries_the_license(wheel: Path) -> None:
+    assert wheel_licence(wheel) == ((ROOT / "LICENSE").read_text(), "MIT")
 
 
 def test_the_worker_extra_alone_says_which_extra_the_dashboard_needs(worker: Path) -> None:
