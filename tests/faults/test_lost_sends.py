@@ -24,11 +24,12 @@ from sqsjobs import Job, JobQueue, JobStatus, JobStoreError, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.store.claims import CANCELLED_CLAIM
 from tests.aws.conftest import QUEUES, SKEW, depth
+from tests.support.clock import AheadClock
 
 from .conftest import FaultyAws
 from .faulty_aws import OBSERVER_CONFIG, Fault, FaultPlan
 
-# Judged on the store's clock (``Ahead``), which the tests move past it: no pause of a
+# Judged on the store's clock (an ``AheadClock``), which the tests move past it: no pause of a
 # loaded machine between two calls can make a record look older than the test says.
 RESEND_AFTER = 60.0
 REFUSED_SEND = FaultPlan(
@@ -40,23 +41,13 @@ REFUSED_SEND = FaultPlan(
 )
 
 
-class Ahead:
-    """A clock that reads the real one plus an offset the test moves forward."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.offset
+@pytest.fixture
+def clock() -> AheadClock:
+    return AheadClock()
 
 
 @pytest.fixture
-def clock() -> Ahead:
-    return Ahead()
-
-
-@pytest.fixture
-async def healing(faulty_aws: FaultyAws, clock: Ahead) -> AsyncIterator[SqsJobStore]:
+async def healing(faulty_aws: FaultyAws, clock: AheadClock) -> AsyncIterator[SqsJobStore]:
     made = SqsJobStore.create(
         f"f{uuid.uuid4().hex[:12]}",
         queues=QUEUES,
@@ -90,7 +81,7 @@ async def enqueue_losing_the_send(
 
 
 async def test_a_retried_enqueue_re_sends_the_lost_message(
-    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: Ahead
+    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: AheadClock
 ) -> None:
     await enqueue_losing_the_send(healing, faulty_aws, idempotency_key="inv-7")
     url = healing.queue_urls["default"]
@@ -110,7 +101,7 @@ async def test_a_retried_enqueue_re_sends_the_lost_message(
 
 
 async def test_concurrent_retries_send_one_message(
-    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: Ahead
+    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: AheadClock
 ) -> None:
     await enqueue_losing_the_send(healing, faulty_aws, idempotency_key="inv-8")
     clock.offset += RESEND_AFTER + 1
@@ -123,7 +114,7 @@ async def test_concurrent_retries_send_one_message(
 
 
 async def test_the_blocking_producer_heals_too(
-    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: Ahead
+    healing: SqsJobStore, sqs: Any, faulty_aws: FaultyAws, clock: AheadClock
 ) -> None:
     await enqueue_losing_the_send(healing, faulty_aws, idempotency_key="inv-9", tenant="acme")
     clock.offset += RESEND_AFTER + 1
@@ -135,7 +126,7 @@ async def test_the_blocking_producer_heals_too(
 
 
 async def test_a_duplicate_of_a_job_already_claimed_sends_nothing(
-    healing: SqsJobStore, sqs: Any, clock: Ahead
+    healing: SqsJobStore, sqs: Any, clock: AheadClock
 ) -> None:
     queue = JobQueue(healing)
     first = await queue.enqueue("invoice.send", {"n": 7}, idempotency_key="inv-10")
@@ -154,7 +145,7 @@ def test_resend_after_is_a_finite_number_of_seconds(value: Any) -> None:
 
 
 async def test_a_crash_between_put_and_send_is_repaired_by_the_reconciler(
-    healing: SqsJobStore, faulty_aws: FaultyAws, clock: Ahead
+    healing: SqsJobStore, faulty_aws: FaultyAws, clock: AheadClock
 ) -> None:
     queue = JobQueue(healing)
     with faulty_aws.injector.faults(REFUSED_SEND), pytest.raises(JobStoreError):
@@ -184,7 +175,7 @@ async def released_by_the_claim(queue: JobQueue, job_id: str) -> Job:
 
 
 async def test_a_claim_cancelled_after_receiving_releases_what_it_claimed(
-    healing: SqsJobStore, faulty_aws: FaultyAws, clock: Ahead
+    healing: SqsJobStore, faulty_aws: FaultyAws, clock: AheadClock
 ) -> None:
     slow_claim_write = FaultPlan(
         rate=1.0,

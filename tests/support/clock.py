@@ -9,6 +9,7 @@ readings trigger.
 from __future__ import annotations
 
 import math
+import time
 from datetime import UTC, datetime
 
 REALISTIC_START = 1_796_094_741.2439704
@@ -33,3 +34,18 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class AheadClock:
+    """The real clock plus an offset the test moves forward.
+
+    For a store that also talks to real SQS timers: what a test judges on the store's
+    clock (a reconciler's ``grace``, a producer's ``resend_after``) moves only when the
+    test says, so a loaded machine's pause between two calls cannot age a record.
+    """
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
