@@ -93,7 +93,7 @@ def test_put_many_writes_and_sends_ten_at_a_time() -> None:
     puts = [call.params for call in aws.calls if call.operation == "put_item"]
     # The conditional put of a single enqueue: it never overwrites a record.
     assert {p["ConditionExpression"] for p in puts} == {
-        "attribute_not_exists(#pk) OR #expires_at <= :now"
+        "attribute_not_exists(#pk) OR attribute_not_exists(#status) OR #expires_at <= :now"
     }
     assert {p["ReturnValuesOnConditionCheckFailure"] for p in puts} == {"ALL_OLD"}
     assert [stored_from_item(p["Item"]).job.payload for p in puts] == list(range(12))

@@ -39,7 +39,7 @@ from ...core.lifecycle import (
 from ...core.models import Job
 from ...core.text import safe_line
 from ..wire import dynamo, sqs
-from ..wire.items import Stored, stored_from_item
+from ..wire.items import UNDECODABLE, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from ..wire.sqs import Hide, MalformedMessage, Message, Resend
@@ -242,10 +242,6 @@ class MalformedRecord(ValueError):
     """The item under a job's key is not a record this library wrote (or can read)."""
 
 
-# What decoding an item that was not written by ``wire.items`` can raise.
-UNDECODABLE = (KeyError, ValueError, TypeError, ArithmeticError)
-
-
 def _record(reply: Reply | AwsError) -> Stored | None:
     """The record a claim write met: as claimed, or as it was when refused (ALL_OLD).
 
@@ -261,7 +257,7 @@ def _record(reply: Reply | AwsError) -> Stored | None:
         return None
     else:
         item = reply["Attributes"]
-    if item is None:
+    if item is None or not is_record(item):
         return None
     try:
         return stored_from_item(item)

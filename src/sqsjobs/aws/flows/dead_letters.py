@@ -44,7 +44,7 @@ from ...core.reports import DeadLetter
 from ...core.times import utc
 from ...core.validation import check_job_name, page_limit
 from ..wire import dynamo, sqs
-from ..wire.items import Attributes, Stored, stored_from_item
+from ..wire.items import Attributes, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel
 from ..wire.sqs import MalformedMessage, Message
@@ -181,7 +181,7 @@ def named_job(message: Message, queue: str) -> str | None:
 
 def live(item: Attributes | None, now: float) -> Stored | None:
     """The record in ``item``, unless there is none or its retention has ended."""
-    stored = None if item is None else stored_from_item(item)
+    stored = None if item is None or not is_record(item) else stored_from_item(item)
     return None if stored is None or stored.expired(now) else stored
 
 

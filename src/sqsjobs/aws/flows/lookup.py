@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...core.lifecycle import CANCELLED, expires_at
 from ...core.models import Job
 from ..wire import dynamo
-from ..wire.items import payload_text, stored_from_item
+from ..wire.items import is_record, payload_text, readable
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
 from .bodies import get_body
@@ -15,9 +15,9 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
     """A consistent read; an expired record is absent whether or not TTL deleted it."""
     reply = yield dynamo.get(layout.table, job_id)
     item = reply.get("Item")
-    if item is None:
+    if item is None or not is_record(item):
         return None
-    stored = stored_from_item(item)
+    stored = readable(item, "GetItem")
     if stored.expired(now):
         return None
     if stored.needs_payload and stored.body_pk:  # a long payload lives in its body item

@@ -24,7 +24,7 @@ from ...core.errors import JobBatchError, JobConfigError, JobIdempotencyConflict
 from ...core.models import Job, message_group
 from ...core.requests import EnqueueResult
 from ..wire import dynamo, sqs
-from ..wire.items import Attributes, Stored, keyed_id, stored_from_item, text
+from ..wire.items import Attributes, Stored, keyed_id, readable, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, public_error
 from .bodies import new_items, put_body
@@ -87,7 +87,7 @@ def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flo
     except ConditionFailed as taken:
         if job.idempotency_key is None or taken.item is None:
             raise
-        holder = stored_from_item(taken.item)
+        holder = readable(taken.item, "PutItem")
         if holder.fingerprint != fingerprint:
             raise JobIdempotencyConflictError(job.idempotency_key, holder.job.id) from None
         yield from _resend_if_lost(layout, holder, now)

@@ -95,12 +95,19 @@ def _status_change(
 
 
 def put_new(table: str, item: Attributes, now: float) -> Call:
-    """Write a new record; refused (with the holder, ALL_OLD) if a live one has its id."""
+    """Write a new record; refused (with the holder, ALL_OLD) if a live one has its id.
+
+    An item under the key that is no record (no ``status``: what a bare ``UpdateItem``
+    leaves, which a producer's grant allows on any ``job#`` key) is overwritten: it must
+    not hold a predictable id (an idempotency key's, a cron tick's) against every put.
+    """
     params: PutItemInputTypeDef = {
         "TableName": table,
         "Item": item,
-        "ConditionExpression": "attribute_not_exists(#pk) OR #expires_at <= :now",
-        "ExpressionAttributeNames": {"#pk": "pk", "#expires_at": "expires_at"},
+        "ConditionExpression": (
+            "attribute_not_exists(#pk) OR attribute_not_exists(#status) OR #expires_at <= :now"
+        ),
+        "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#expires_at": "expires_at"},
         "ExpressionAttributeValues": {":now": number(now)},
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
@@ -388,6 +395,6 @@ def mark_resent(
         table,
         job_id,
         sets={"resent_at": ":now"},
-        condition=f"#updated_at = :updated_at AND {unsent}",
+        condition=f"attribute_exists(#pk) AND #updated_at = :updated_at AND {unsent}",
         values=values,
     )

@@ -51,8 +51,10 @@ import zlib
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from ...core.errors import JobStoreError, describe_error
 from ...core.lifecycle import TERMINAL, is_expired
 from ...core.models import Job, JobStatus
+from ...core.text import safe_line
 from ...core.times import epoch, utc, utc_or_none
 from ...core.validation import dump_json
 
@@ -298,6 +300,27 @@ def item_from_job(
         if value is not None:
             item[name] = text(value)
     return item
+
+
+# What decoding an item that was not written by this module can raise.
+UNDECODABLE = (KeyError, ValueError, TypeError, ArithmeticError)
+
+
+def is_record(item: Attributes) -> bool:
+    """Whether ``item`` is a job's record, rather than what a bare ``UpdateItem`` of a
+    ``job#`` key leaves (the key and the attributes it set, nothing a record needs)."""
+    return "status" in item and "id" in item
+
+
+def readable(item: Attributes, operation: str) -> Stored:
+    """The record in ``item``; an item under a job's key that does not decode is the
+    store's failure (``JobStoreError``, not retryable), never a ``KeyError``."""
+    try:
+        return stored_from_item(item)
+    except UNDECODABLE as error:
+        key = safe_line(str(item.get("pk", {}).get("S", "?")))
+        message = f"{key} is no record this release can read ({describe_error(error)})"
+        raise JobStoreError(operation, "UnreadableRecord", message, retryable=False) from None
 
 
 def stored_from_item(item: Attributes) -> Stored:
