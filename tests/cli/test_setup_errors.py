@@ -6,7 +6,11 @@ whose ``HOME`` is empty, as on a fresh machine; the AWS ones reach the emulator.
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import inspect
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -96,6 +100,50 @@ def test_a_missing_queue_is_named(tmp_path: Path, aws_endpoint: str, store: SqsJ
     stderr = assert_one_line_error(run(env, "stats"))
     assert f"A queue of this store (SQSJOBS_QUEUES's default={gone}) does not exist" in stderr
     assert stderr.rstrip().endswith("deploy it with `sqsjobs infra deploy --stack NAME`")
+
+
+def test_a_missing_profile_is_named_with_how_to_list_them(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, AWS_DEFAULT_REGION="eu-west-1", AWS_PROFILE="nosuch", **NO_STORE)
+    stderr = assert_one_line_error(run(env, "jobs", "list"))
+    assert stderr.startswith("error: AWS profile 'nosuch' does not exist: set AWS_PROFILE")
+
+
+def test_an_endpoint_that_answers_but_is_no_aws_is_named(tmp_path: Path) -> None:
+    """A web page where AWS should be (a wrong port): botocore takes it for a success."""
+    with web_page() as endpoint:
+        queues = f"default={endpoint}/123456789012/jobs"
+        env = clean_env(tmp_path, SQSJOBS_TABLE="jobs", SQSJOBS_QUEUES=queues, **EMULATOR_AWS)
+        for args in (["enqueue", "report.build"], ["jobs", "show", "0123abcd"]):
+            stderr = assert_one_line_error(run(env, *args, "--endpoint-url", endpoint))
+            assert stderr.startswith(f"error: {endpoint} answered, but not as AWS does: check")
+
+
+@contextlib.contextmanager
+def web_page() -> Iterator[str]:
+    """A loopback server answering every request with a small HTML page."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = b"<!doctype html><title>Welcome</title><p>It works!</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def test_debug_adds_the_traceback(tmp_path: Path) -> None:

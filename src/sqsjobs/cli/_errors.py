@@ -8,8 +8,9 @@ An error line may quote an endpoint (botocore's ``EndpointConnectionError`` name
 it could not reach), and endpoints can carry credentials (``http://key:secret@host``, a
 presigned ``X-Amz-Signature``): every line, and the ``--debug`` traceback, is redacted.
 
-The AWS failures an operator meets first (no region, no credentials, a table, queue or
-stack that does not exist, an endpoint that does not answer) are ``explained``: one line
+The AWS failures an operator meets first (no region, no credentials, a profile, table,
+queue or stack that does not exist, an endpoint that does not answer or is not AWS) are
+``explained``: one line
 that names what is missing and the fix, instead of botocore's bare words.
 """
 
@@ -27,9 +28,12 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     NoCredentialsError,
     NoRegionError,
     PartialCredentialsError,
+    ProfileNotFound,
 )
+from botocore.parsers import ResponseParserError  # type: ignore[import-untyped]
 
 from .. import JobConfigError, JobError, JobStoreError
+from ..aws.transports.errors import NotAwsAnswer
 from ..core.text import escape_controls, redact_credentials, safe_line
 
 MAX_MESSAGE_CHARS = 300
@@ -95,6 +99,18 @@ def _fix(cause: BaseException, target: dict[str, str]) -> str | None:
         return (
             f"Could not connect to {where}: check --endpoint-url (or AWS_ENDPOINT_URL) "
             "and --region, and that the endpoint is up"
+        )
+    if isinstance(cause, ProfileNotFound):
+        profile = cause.kwargs.get("profile", "?")
+        return (
+            f"AWS profile {profile!r} does not exist: set AWS_PROFILE to one that "
+            "`aws configure list-profiles` lists, or unset it"
+        )
+    if isinstance(cause, NotAwsAnswer | ResponseParserError):
+        where = getattr(cause, "endpoint", None) or target.get("endpoint_url", "The endpoint")
+        return (
+            f"{where} answered, but not as AWS does: check --endpoint-url (or "
+            "AWS_ENDPOINT_URL) and its port, and any proxy (HTTPS_PROXY) in between"
         )
     if isinstance(cause, ClientError):
         return _refusal(cause, target)

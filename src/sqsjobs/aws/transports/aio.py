@@ -45,7 +45,7 @@ from botocore.utils import get_environ_proxies  # type: ignore[import-untyped]
 from ..wire.protocol import Call, Reply, Service
 from .boto import new_session
 from .endpoint import Endpoint
-from .errors import NO_RESPONSE, no_response, translate
+from .errors import NO_RESPONSE, SDK_FAILURES, from_aws, no_response, sdk_failure, translate
 from .tls import checked_context, shared_context
 
 if TYPE_CHECKING:
@@ -111,8 +111,8 @@ class AioTransport:
         return LeanSender.of(client)
 
     async def __call__(self, call: Call) -> Reply:
-        client, lean = await self._opened(call.service)
         try:
+            client, lean = await self._opened(call.service)
             if lean is None:
                 reply: Reply = await getattr(client, call.operation)(**call.params)
             else:
@@ -121,7 +121,9 @@ class AioTransport:
             raise translate(error, call.operation) from None
         except NO_RESPONSE as error:
             raise no_response(error, call.operation) from None
-        return reply
+        except SDK_FAILURES as error:
+            raise sdk_failure(error, call.operation) from None
+        return from_aws(reply, client.meta.endpoint_url, call.operation)
 
     @property
     def has_open_clients(self) -> bool:

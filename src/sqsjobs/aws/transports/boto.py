@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
 from ..wire.protocol import Call, Reply, Service
 from .endpoint import Endpoint
-from .errors import NO_RESPONSE, no_response, translate
+from .errors import NO_RESPONSE, SDK_FAILURES, from_aws, no_response, sdk_failure, translate
 
 _models_lock = threading.Lock()
 _models: list[Any] = []
@@ -58,14 +58,16 @@ class BotoTransport:
             return client
 
     def __call__(self, call: Call) -> Reply:
-        method = getattr(self.client(call.service), call.operation)
         try:
-            reply: Reply = method(**call.params)
+            client = self.client(call.service)
+            reply: Reply = getattr(client, call.operation)(**call.params)
         except ClientError as error:
             raise translate(error, call.operation) from None
         except NO_RESPONSE as error:
             raise no_response(error, call.operation) from None
-        return reply
+        except SDK_FAILURES as error:
+            raise sdk_failure(error, call.operation) from None
+        return from_aws(reply, client.meta.endpoint_url, call.operation)
 
     def close(self) -> None:
         with self._lock:

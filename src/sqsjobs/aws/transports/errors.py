@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError, HTTPClientError  # type: ignore[import-untyped]
+from typing import Any
+
+from botocore.exceptions import (  # type: ignore[import-untyped]
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    InvalidConfigError,
+    NoCredentialsError,
+    NoRegionError,
+    ParamValidationError,
+    PartialCredentialsError,
+    ProfileNotFound,
+)
 from botocore.exceptions import ConnectionError as BotoConnectionError
+from botocore.parsers import ResponseParserError  # type: ignore[import-untyped]
 
 from ..wire.protocol import AwsError, ConditionFailed, Throttled
 
@@ -38,3 +51,52 @@ NO_RESPONSE: tuple[type[Exception], ...] = (BotoConnectionError, HTTPClientError
 
 def no_response(error: Exception, operation: str) -> AwsError:
     return AwsError(type(error).__name__, str(error), operation, error)
+
+
+# Everything else botocore raises instead of sending a request, or instead of an answer
+# it can read: signing with no credentials, a credential provider failing to refresh, a
+# profile that does not exist, an endpoint that answered but is no AWS (a wrong port, a
+# proxy's page). Each is an AWS failure to the caller, a ``JobStoreError`` like any other.
+SDK_FAILURES: tuple[type[Exception], ...] = (BotoCoreError, ResponseParserError)
+# Those of them that no later try of the same call can get past until someone changes the
+# configuration. A provider that failed to refresh (``CredentialRetrievalError``,
+# ``TokenRetrievalError``: a metadata endpoint's blip, an SSO token being renewed) is
+# not among them.
+FINAL_SDK_FAILURES: tuple[type[Exception], ...] = (
+    NoCredentialsError,
+    PartialCredentialsError,
+    ProfileNotFound,
+    NoRegionError,
+    InvalidConfigError,
+    ParamValidationError,
+    ResponseParserError,
+)
+
+
+def sdk_failure(error: Exception, operation: str) -> AwsError:
+    final = isinstance(error, FINAL_SDK_FAILURES)
+    return AwsError(type(error).__name__, str(error), operation, error, retryable=not final)
+
+
+class NotAwsAnswer(Exception):
+    """A success answer that no AWS API gives (an HTML page, plain text): something that
+    is not AWS answered at the endpoint. botocore takes such a page for an empty success
+    of DynamoDB's and SQS's JSON APIs, so a ``PutItem`` or a ``SendMessage`` would seem to
+    have been done although nothing was written or sent."""
+
+    def __init__(self, endpoint: str, content_type: str) -> None:
+        super().__init__(
+            f"{endpoint} answered with {content_type!r}, which no AWS API sends: "
+            "something other than AWS answers there (a wrong endpoint URL or port, a proxy)"
+        )
+        self.endpoint = endpoint
+
+
+def from_aws(reply: dict[str, Any], endpoint: str, operation: str) -> dict[str, Any]:
+    """``reply`` if what answered can be AWS (JSON or XML, or no content type said)."""
+    headers = reply.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+    kind = str(headers.get("content-type", "json"))
+    if "json" in kind or "xml" in kind:
+        return reply
+    answer = NotAwsAnswer(endpoint, kind)
+    raise AwsError("NotAwsAnswer", str(answer), operation, answer, retryable=False)

@@ -56,14 +56,28 @@ Send = Callable[[Call], Reply]  # a blocking transport
 
 
 class AwsError(Exception):
-    """A request AWS refused after botocore's own retries; ``cause`` is botocore's error."""
+    """A request AWS refused after botocore's own retries; ``cause`` is botocore's error.
 
-    def __init__(self, code: str, message: str, operation: str, cause: Exception) -> None:
+    ``retryable``: whether the same call may pass later, where the transport knows it (an
+    SDK failure before anything was sent: no credentials is final, a credential provider
+    that failed to refresh is not); ``None`` leaves it to ``core.errors.retryable``.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        operation: str,
+        cause: Exception,
+        *,
+        retryable: bool | None = None,
+    ) -> None:
         super().__init__(f"{operation}: {code}: {message}")
         self.code = code
         self.message = message
         self.operation = operation
         self.cause = cause
+        self.retryable = retryable
 
 
 class ConditionFailed(AwsError):
@@ -92,10 +106,11 @@ def public_error(error: AwsError) -> JobStoreError:
     throttled = isinstance(error, Throttled)
     kind = JobStoreThrottledError if throttled else JobStoreError
     operation = getattr(error.cause, "operation_name", None) or api_name(error.operation)
-    again = throttled or (not isinstance(error, ConditionFailed) and retryable(error.cause))
-    said = kind(str(operation), error.code, error.message, retryable=again)
-    said.__cause__ = error.cause
-    return said
+    said = retryable(error.cause) if error.retryable is None else error.retryable
+    again = throttled or (not isinstance(error, ConditionFailed) and said)
+    public = kind(str(operation), error.code, error.message, retryable=again)
+    public.__cause__ = error.cause
+    return public
 
 
 def drive(flow: Flow[T], send: Callable[[Call], Reply]) -> T:
