@@ -259,3 +259,37 @@ async def test_a_heartbeat_refused_by_the_completions_own_lost_write_counts_as_w
     assert completed == [job.id]
     events = [r.__dict__.get("event") for r in caplog.records]
     assert events.count("jobs.complete") == 1 and "jobs.lease_lost" not in events
+
+
+DENIED_COMPLETIONS = FaultPlan(
+    rate=1.0,
+    kinds=(Fault.DENIED,),
+    services=frozenset({"dynamodb"}),
+    actions=frozenset({"UpdateItem"}),
+    body_contains=COMPLETIONS,
+    limit=3,
+)
+
+
+async def test_a_completion_denied_three_times_then_allowed_completes_on_the_final_attempt(
+    faulty_aws: FaultyAws,
+) -> None:
+    """AccessDeniedException, as while an IAM change propagates: no throttling, so botocore
+    does not retry it, and three tries once let the write go and the job die."""
+    store = SqsJobStore.create(f"f{uuid.uuid4().hex[:12]}", endpoint_url=faulty_aws.endpoint)
+    queue = JobQueue(store)
+    job = (await queue.enqueue("card.charge", {"cents": 4_999}, max_attempts=1, lease=3.0)).job
+
+    def charge(ctx: JobContext) -> str:
+        faulty_aws.injector.start(DENIED_COMPLETIONS)
+        return "ch_3PqA"
+
+    try:
+        assert await JobWorker(queue, {"card.charge": charge}).run_once()
+        done = await queue.get(job.id)
+    finally:
+        faulty_aws.injector.stop()
+        await store.aclose()
+    assert done is not None
+    assert (done.status, done.result, done.attempts) == (JobStatus.COMPLETED, "ch_3PqA", 1)
+    assert faulty_aws.injector.injected[("dynamodb", "UpdateItem", Fault.DENIED)] == 3

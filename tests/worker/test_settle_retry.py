@@ -285,11 +285,14 @@ async def test_a_run_raising_outside_its_handler_logs_what_the_next_claim_does(
 
 
 async def test_a_write_refused_as_invalid_is_let_go_and_the_next_claim_counts_it(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No retry fixes a request the store refuses: holding it would keep the job (and a
-    worker's slot) until a stop, whose release would then run it again uncounted."""
-    clock, store, queue = flaky_env({"complete": 10_000}, invalid=True)
+    worker's slot) until a stop, whose release would then run it again uncounted. It is
+    let go after ``PERMANENT_PATIENCE`` leases of refusals, whatever the number of tries."""
+    monkeypatch.setattr(_lease, "WRITE_RETRY", Backoff(base=0.001, max=0.002))
+    # Each refused try takes 10.7 s of the store's clock: 90 s (three leases) is 10 tries.
+    clock, store, queue = flaky_env({"complete": 10_000}, invalid=True, advance=10.7)
     job = (await queue.enqueue("resume.render", {"pages": 3}, max_attempts=2, lease=30.0)).job
 
     async def render(ctx: JobContext) -> dict[str, int]:
@@ -297,8 +300,9 @@ async def test_a_write_refused_as_invalid_is_let_go_and_the_next_claim_counts_it
 
     with caplog.at_level(logging.INFO, logger="sqsjobs"):
         assert await JobWorker(queue, {"resume.render": render}).run_once()
-    assert len(store.tries("complete")) == _lease.PERMANENT_TRIES
+    assert len(store.tries("complete")) == 10
     (given_up,) = [r for r in events(caplog, "jobs.worker.run_failed") if r.levelno >= 40]
+    assert "after 10 tries in 96s" in given_up.getMessage()
     assert "refuses it as invalid" in given_up.getMessage()
     assert "runs it again (this was attempt 1 of 2)" in given_up.getMessage()
     held = await queue.get(job.id)
@@ -309,6 +313,53 @@ async def test_a_write_refused_as_invalid_is_let_go_and_the_next_claim_counts_it
     assert await JobWorker(queue, {"resume.render": render}).run_once()
     again = await queue.get(job.id)
     assert again is not None and again.attempts == 2  # the next claim counted it
+
+
+class CredentialBlip(Exception):
+    """An AWS refusal that is no throttling and passes in seconds: an expired token during
+    a credential rollover, an access denied while an IAM change propagates."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(f"{code}: The security token included in the request is expired")
+        self.response = {
+            "Error": {"Code": code, "Message": "The security token is expired"},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
+
+
+@pytest.mark.parametrize(
+    "code", ["ExpiredTokenException", "AccessDeniedException", "UnrecognizedClientException"]
+)
+async def test_a_success_survives_a_credential_blip_on_its_final_attempt(
+    monkeypatch: pytest.MonkeyPatch, code: str
+) -> None:
+    """Three refusals that are not throttling (they took 1.5 s under the old count), then
+    the store answers: the success is recorded, the job never dead."""
+    monkeypatch.setattr(_lease, "WRITE_RETRY", Backoff(base=0.001, max=0.002))
+    clock, store, queue = flaky_env({"complete": 3}, advance=0.5)
+    refusal = CredentialBlip(code)
+
+    async def blip(name: str, write: Any, *arguments: Any) -> bool:
+        store.calls.append((name, arguments))
+        if store.failures[name] > 0:
+            store.failures[name] -= 1
+            clock.advance(0.5)
+            raise refusal
+        return bool(await write())
+
+    monkeypatch.setattr(store, "_try", blip)
+    job = (await queue.enqueue("card.charge", {"cents": 4_999}, max_attempts=1, lease=3.0)).job
+    charged: list[int] = []
+
+    async def charge(ctx: JobContext) -> str:
+        charged.append(ctx.payload["cents"])
+        return "ch_3PqA"
+
+    assert await JobWorker(queue, {"card.charge": charge}).run_once()
+    done = await queue.get(job.id)
+    assert done is not None
+    assert (done.status, done.result, done.attempts) == (JobStatus.COMPLETED, "ch_3PqA", 1)
+    assert charged == [4_999] and len(store.tries("complete")) == 4
 
 
 def test_which_store_errors_a_retry_may_get_past() -> None:

@@ -141,6 +141,39 @@ RETRYABLE_CODES = frozenset(
 )
 
 
+# Codes that say the request itself is wrong, whoever sends it and whenever: too large,
+# malformed, naming what cannot be. An expired token, a denied action, a KMS key
+# being rotated, no credentials: each of those may pass in seconds (a credential
+# rollover, an IAM change propagating), so none is here.
+INVALID_REQUEST_CODES = frozenset(
+    {
+        "ValidationException",
+        "SerializationException",
+        "ItemCollectionSizeLimitExceededException",
+        "InvalidParameterValue",
+        "InvalidParameterCombination",
+        "MissingParameter",
+        "MissingRequiredParameter",
+        "InvalidAttributeValue",
+        "InvalidAttributeName",
+        "UnsupportedOperation",
+        "ParamValidationError",
+        "UnreadableRecord",
+    }
+)
+
+
+def refused_for_good(error: BaseException) -> bool:
+    """Whether ``error`` says the request itself is wrong (``INVALID_REQUEST_CODES``): no
+    later try of the same call can pass. Read from a ``JobStoreError``'s ``code`` or an
+    AWS answer's (botocore's ``ClientError``, read by its ``response``)."""
+    code = getattr(error, "code", None)
+    if not isinstance(code, str):
+        response = getattr(error, "response", None)
+        code = response.get("Error", {}).get("Code") if isinstance(response, dict) else None
+    return code in INVALID_REQUEST_CODES
+
+
 def retryable(error: BaseException) -> bool:
     """Whether trying the same store call again may succeed.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .models import JobStatus
+from .models import Job, JobStatus
 
 QUEUED, DELAYED, RUNNING = JobStatus.QUEUED, JobStatus.DELAYED, JobStatus.RUNNING
 COMPLETED, DEAD, CANCELLED = JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED
@@ -114,3 +114,16 @@ def expires_at(
 
 def is_expired(expiry: float | None, now: float) -> bool:
     return expiry is not None and now >= expiry
+
+
+def after_lease(job: Job) -> str:
+    """What becomes of a claimed job whose outcome was not recorded (spec: "Fencing")."""
+    if job.attempts >= job.max_attempts:
+        return (
+            f"this was its final attempt ({job.attempts} of {job.max_attempts}): "
+            "the next claim after its lease dead-letters it"
+        )
+    return (
+        f"the next claim after its lease runs it again "
+        f"(this was attempt {job.attempts} of {job.max_attempts})"
+    )

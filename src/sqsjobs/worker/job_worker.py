@@ -25,6 +25,7 @@ from typing import Any
 
 from ..core.backoff import Backoff
 from ..core.errors import JobConfigError, describe_error
+from ..core.lifecycle import after_lease
 from ..core.models import Job
 from ..core.store import watch_claims
 from ..core.validation import POSITIVE, integer, seconds
@@ -35,7 +36,6 @@ from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for
 from ..producer.queue import JobQueue
 from .drain import drain
-from .lease import after_lease
 from .permits import slot_store
 from .run import Hook, Hooks, JobRun, RunSettings
 from .served_queues import served_queues

@@ -20,18 +20,20 @@ job meanwhile. What ends the tries is the store's answer, or whoever runs the jo
                                                           too, UNRECORDED: heartbeats end
                                                           and the lease runs out
     the invocation's deadline (Lambda) ─────────────────► UNRECORDED: the next claim's
-    refused as invalid, ``PERMANENT_TRIES`` times ────────► UNRECORDED, heartbeats end
+    refused as invalid for ``PERMANENT_PATIENCE`` leases ► UNRECORDED, heartbeats end
 
 Every way out that records nothing is logged with what becomes of the job. The
 worker's slot stays taken meanwhile: the job is not done. A write refused as invalid
-(not ``retryable``: a 4xx that is not throttling) held that way would keep its slot
-until a stop, whose release would run it again uncounted, forever.
+(``refused_for_good``: too large, malformed) held that way would keep its slot until a
+stop, whose release would run it again uncounted; so it is let go, by time, not by a
+count. Any other refusal is tried like throttling: an expired token or an access denied
+is what a credential rollover looks like for seconds, and giving up on it would turn a
+success into a failure (on the final attempt, a dead job).
 
 Repeating the write is safe: each try is the same call (its ``now`` fixed), fenced on the
-lease token. A try whose response was lost may have taken effect; the next try is then
-refused by the record it left. The SQS store recognises its own write there
-(``flows.settle``); for any store, a refusal after that is checked against the record,
-whose status and ``updated_at`` equal to the write's ``now`` are that write's.
+lease token. A try whose response was lost may have taken effect, and the next is then
+refused by the record it left: the SQS store knows its own write (``flows.settle``);
+any store's record showing the write's status at its ``now`` is that write's.
 
 A heartbeat waits for a write's try in flight, one interval at most: so neither's change
 to the message overtakes the other's, and a try botocore keeps retrying cannot lapse the lease.
@@ -48,8 +50,8 @@ from enum import Enum
 from typing import NamedTuple
 
 from ..core.backoff import Backoff
-from ..core.errors import describe_error, retryable
-from ..core.lifecycle import holds_lease
+from ..core.errors import describe_error, refused_for_good
+from ..core.lifecycle import after_lease, holds_lease
 from ..core.models import Job, JobStatus
 from ..core.store import JobStore
 from ..core.times import epoch, utc
@@ -59,7 +61,7 @@ WRITE_RETRY = Backoff(base=0.5, max=4.0)  # between tries of a store write that 
 LOGGED_FIRST, LOGGED_EVERY = 3, 10  # failures logged one by one, then every 10th
 STOP_PATIENCE = 5.0  # seconds a stopping worker gives the release of a pending write
 SAME_INSTANT = 1e-6  # a record's datetimes keep microseconds
-PERMANENT_TRIES = 3  # tries of a write the store refuses as invalid before it is let go
+PERMANENT_PATIENCE = 3  # leases a write the store refuses as invalid is tried for
 Log = Callable[..., None]  # (level, event, message, **extra), the run's log
 
 
@@ -201,6 +203,7 @@ class Lease:
 
     async def _write(self, write: Write) -> Written:
         failures = 0
+        refused_since: float | None = None  # on ``clock``: the first of the refusals in a row
         while True:
             try:
                 accepted = await self._try(write, race=failures > 0)
@@ -209,10 +212,14 @@ class Lease:
             except Exception as error:
                 failures += 1
                 self.error = describe_error(error)
-                if not retryable(error) and failures >= PERMANENT_TRIES:
-                    await self._let_go_now()
-                    then = "; the store refuses it as invalid, so heartbeats stopped: "
-                    return self._unrecorded(write, f"after {failures} tries", then)
+                refused_since = self._refused_since(error, refused_since)
+                if refused_since is not None:
+                    waited = self.clock() - refused_since
+                    if waited >= PERMANENT_PATIENCE * self.job.lease:
+                        await self._let_go_now()
+                        when = f"after {failures} tries in {waited:.0f}s"
+                        then = "; the store refuses it as invalid, so heartbeats stopped: "
+                        return self._unrecorded(write, when, then)
                 ended = await self._after_failure(write, failures)
                 if ended is not None:
                     return ended
@@ -220,6 +227,10 @@ class Lease:
             if accepted:
                 return Written.WRITTEN
             return _judged(await self._read(), write, Written.REFUSED)
+
+    def _refused_since(self, error: Exception, since: float | None) -> float | None:
+        """When the refusals as invalid in a row began, ``error`` one more; None if not."""
+        return None if not refused_for_good(error) else self.clock() if since is None else since
 
     async def owner(self) -> Written:
         """After a heartbeat was refused with no write pending: CANCELLED or LOST."""
@@ -385,16 +396,3 @@ def _judged(record: Job | None, write: Write | None, otherwise: Written) -> Writ
     if record is not None and record.status is JobStatus.CANCELLED:
         return Written.CANCELLED
     return otherwise
-
-
-def after_lease(job: Job) -> str:
-    """What becomes of a claimed job whose outcome was not recorded (spec: "Fencing")."""
-    if job.attempts >= job.max_attempts:
-        return (
-            f"this was its final attempt ({job.attempts} of {job.max_attempts}): "
-            "the next claim after its lease dead-letters it"
-        )
-    return (
-        f"the next claim after its lease runs it again "
-        f"(this was attempt {job.attempts} of {job.max_attempts})"
-    )
