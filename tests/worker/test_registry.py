@@ -68,6 +68,59 @@ def test_registration_refuses_bad_handlers(name: str, function: Any, code: str) 
     assert raised.value.code == code
 
 
+class Invoice(BaseModel):
+    number: str
+
+
+def data_dict(data: dict[str, Any]) -> None: ...
+
+
+def data_model(invoice: Invoice) -> None: ...
+
+
+def two_without_payload(ctx: JobContext, data: dict[str, Any]) -> None: ...
+
+
+@pytest.mark.parametrize(
+    ("function", "said"),
+    [
+        (data_dict, "takes one parameter, 'data' annotated dict[str, Any], and would be called"),
+        (data_model, "takes one parameter, 'invoice' annotated Invoice, and would be called"),
+        (two_without_payload, "takes 2 parameters and none is named 'payload'"),
+    ],
+)
+def test_a_handler_that_would_get_the_context_for_its_payload_is_refused(
+    function: Any, said: str
+) -> None:
+    """``def h(data: dict)`` was called with the JobContext and failed on it, retried to
+    the end; it is refused at registration, naming the handler and the fix."""
+    with pytest.raises(JobConfigError) as raised:
+        JobRegistry().add("invoice.send", function)
+    assert raised.value.code == "invalid_option"
+    assert str(raised.value).startswith(f"Handler 'invoice.send' {said}")
+
+
+class Context(JobContext):
+    """A subclass, as an application's typed context may be."""
+
+
+def context_annotated(ctx: JobContext) -> None: ...
+
+
+def context_subclass(ctx: Context) -> None: ...
+
+
+def context_defaulted(ctx: JobContext, retries: int = 3) -> None: ...
+
+
+@pytest.mark.parametrize(
+    "function",
+    [context_annotated, context_subclass, context_defaulted, lambda job: None, print],
+)
+def test_a_lone_parameter_taking_the_context_is_accepted(function: Any) -> None:
+    assert HandlerSpec.inspect("a", function).order == ("ctx",)
+
+
 def test_a_name_is_registered_once() -> None:
     registry = JobRegistry()
     registry.add("a", lambda ctx: None)

@@ -183,8 +183,60 @@ def _argument_order(name: str, function: Callable[..., Any]) -> tuple[str, ...]:
         )
     names = [p.name for p in positional]
     if "payload" not in names:
+        _check_context_parameters(name, function, positional)
         return ("ctx",)
     return tuple("payload" if n == "payload" else "ctx" for n in names)
+
+
+def _check_context_parameters(
+    name: str, function: Callable[..., Any], positional: list[inspect.Parameter]
+) -> None:
+    """Refuse a handler that would get the context where its author meant the payload.
+
+    Without a parameter named ``payload``, a handler is called with the context alone: a
+    second parameter it needs would make every run raise ``TypeError``, and a lone one
+    annotated as something else (``data: dict``, a model) would get a ``JobContext`` and
+    fail on it, retried to the end, after whatever it did first.
+    """
+    required = [p for p in positional if p.default is p.empty]
+    if len(required) > 1:
+        raise JobConfigError(
+            "invalid_option",
+            f"Handler {name!r} takes {len(required)} parameters and none is named 'payload': "
+            "name the payload's parameter 'payload', or take the JobContext alone",
+        )
+    if positional and not _annotates_context(function, positional[0]):
+        parameter = positional[0]
+        raise JobConfigError(
+            "invalid_option",
+            f"Handler {name!r} takes one parameter, {parameter.name!r} annotated "
+            f"{_spelled(parameter.annotation)}, and would be called with the JobContext: "
+            "name it 'payload' to receive the payload, or annotate it JobContext",
+        )
+
+
+def _annotates_context(function: Callable[..., Any], parameter: inspect.Parameter) -> bool:
+    """Whether ``parameter`` takes a ``JobContext``: not annotated, or annotated so."""
+    annotation = parameter.annotation
+    if annotation is parameter.empty or annotation is Any:
+        return True
+    if isinstance(annotation, str):
+        if annotation.split(".")[-1].strip("'\"") == "JobContext":
+            return True
+        namespace = getattr(inspect.unwrap(function), "__globals__", {})
+        try:
+            annotation = eval(annotation, namespace)
+        except Exception:
+            return False
+    return isinstance(annotation, type) and issubclass(annotation, JobContext)
+
+
+def _spelled(annotation: object) -> str:
+    return (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", repr(annotation))
+    )
 
 
 def _takes_varargs(parameters: list[inspect.Parameter]) -> bool:
