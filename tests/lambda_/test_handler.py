@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -160,6 +162,32 @@ def test_a_malformed_record_goes_to_the_dlq_without_stopping_the_batch(
     done = queue.get(job.id)
     assert done is not None and done.status is JobStatus.COMPLETED
     assert visible(sqs, store.dead_letter_queue_urls["default"]) == 1
+
+
+def test_records_the_claim_settled_are_not_reported(
+    store: SqsJobStore, sqs: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A body that is no job's (moved to the DLQ), a job with no record and a duplicate
+    of a job that already completed (both deleted) need no retry: naming them would only
+    count them as failures. A job that is not due yet is named: it must come back."""
+    queue = SyncJobQueue(store)
+    url = store.queue_urls["default"]
+    done = queue.enqueue("ok").job
+    handler = make_lambda_handler({"ok": lambda ctx: "fine"}, store=store)
+    assert handler(receive_event(sqs, url, 1), Context()) == {"batchItemFailures": []}
+    sqs.send_message(QueueUrl=url, MessageBody=body(done.id, "default"))  # a duplicate
+    sqs.send_message(QueueUrl=url, MessageBody='{"order": 7} — not a job')
+    sqs.send_message(QueueUrl=url, MessageBody=body("0f3c9a7e5b1d4c2e8a6f0b9d7c5e3a1f", "default"))
+    later = queue.enqueue("ok", run_at=datetime.now(UTC) + timedelta(hours=2)).job
+    sqs.send_message(QueueUrl=url, MessageBody=body(later.id, "default"))  # early, as if lost
+    event = receive_event(sqs, url, 5)
+    by_body = {r["body"]: r["messageId"] for r in event["Records"]}
+    with caplog.at_level(logging.WARNING, logger="sqsjobs"):
+        reply = handler(event, Context())
+    assert reply == {"batchItemFailures": [{"itemIdentifier": by_body[body(later.id, "default")]}]}
+    assert visible(sqs, store.dead_letter_queue_urls["default"]) == 1
+    orphan = [r for r in caplog.records if r.__dict__.get("event") == "jobs.unknown_job"]
+    assert len(orphan) == 1 and orphan[0].levelno == logging.WARNING
 
 
 def test_a_record_from_an_unknown_queue_is_refused(store: SqsJobStore) -> None:

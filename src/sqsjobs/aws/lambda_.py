@@ -9,6 +9,8 @@ algorithm (``sqsjobs.worker.run``); only the reporting differs. Lambda deletes e
 not named in ``batchItemFailures``, so a message is named unless its job reached an end:
 
     completed, dead (already sent to the DLQ) ──► not named: Lambda deletes the message
+    settled by the claim without a run: a body that is not a job's (moved to the DLQ),
+    a job that already ended or has no record (deleted) ──► not named: nothing to retry
     retry (hidden for its backoff), released at the invocation deadline,
     lease lost, not claimed (a duplicate, not yet due, an AWS error),
     outcome left unrecorded (the store kept failing) ──► named: it returns
@@ -155,26 +157,30 @@ class _LambdaRunner:
     async def _together(
         self, queue: str, messages: list[Message], cutoff: float | None
     ) -> list[str]:
-        jobs = await self._claim(queue, messages)
+        jobs, settled = await self._claim(queue, messages)
         outcomes = await asyncio.gather(*(self._run(job, cutoff) for job, _ in jobs))
         finished = {m.message_id for (_, m), o in zip(jobs, outcomes, strict=True) if o in FINISHED}
-        return [m.message_id for m in messages if m.message_id not in finished]
+        return [m.message_id for m in messages if m.message_id not in finished | settled]
 
     async def _in_order(
         self, queue: str, messages: list[Message], cutoff: float | None
     ) -> list[str]:
         for index, message in enumerate(messages):
-            jobs = await self._claim(queue, [message])
+            jobs, settled = await self._claim(queue, [message])
             outcome = await self._run(jobs[0][0], cutoff) if jobs else None
-            if outcome not in FINISHED:
+            if outcome not in FINISHED and message.message_id not in settled:
                 return [m.message_id for m in messages[index:]]
         return []
 
-    async def _claim(self, queue: str, messages: list[Message]) -> list[tuple[Job, Message]]:
-        """Claim what the messages deliver; the claim disposes of those that need no run."""
+    async def _claim(
+        self, queue: str, messages: list[Message]
+    ) -> tuple[list[tuple[Job, Message]], set[str]]:
+        """Claim what the messages deliver; the claim disposes of those that need no run
+        (the ids of those it settled for good come second)."""
         worker_id, now = self._settings.worker_id, self._settings.clock()
         try:
-            deliveries = await self._mode.claims.claim_messages(queue, messages, worker_id, now)
+            claims = self._mode.claims
+            deliveries, settled = await claims.claim_messages(queue, messages, worker_id, now)
         except Exception:
             self._settings.logger.exception(
                 "Claiming %d record(s) from %r failed; they return after their visibility",
@@ -182,8 +188,8 @@ class _LambdaRunner:
                 queue,
                 extra={"event": Event.CLAIM_FAILED, "queue": queue},
             )
-            return []
-        return [(delivery.job, delivery.message) for delivery in deliveries]
+            return [], set()
+        return [(delivery.job, delivery.message) for delivery in deliveries], settled
 
     async def _run(self, job: Job, cutoff: float | None) -> Outcome | None:
         left = None if cutoff is None else max(0.0, cutoff - time.monotonic())

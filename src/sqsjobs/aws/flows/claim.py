@@ -78,10 +78,13 @@ class Delivery(NamedTuple):
 class Claimed:
     """What one claim round did: jobs leased to the caller, and what the store must log."""
 
-    __slots__ = ("copies_due", "dead", "deliveries", "errors", "malformed", "unknown")
+    __slots__ = ("copies_due", "dead", "deliveries", "errors", "malformed", "settled", "unknown")
 
     def __init__(self) -> None:
         self.deliveries: list[Delivery] = []
+        # Message ids done with for good: deleted (a job that ended, or has no record) or
+        # copied to the DLQ. A Lambda handler must not name them as failures.
+        self.settled: set[str] = set()
         self.dead: list[Job] = []
         # Dead jobs whose message goes to the DLQ: message id -> (job id, when it died).
         self.copies_due: dict[str, tuple[str, float]] = {}
@@ -162,6 +165,9 @@ def claim_received(
     if plan:
         moved = yield from carry_out(plan, layout.info(queue))
         yield from _confirm_copies(layout, claimed, moved)
+        deleted = set(plan.deletes)
+        claimed.settled |= {m.message_id for m in messages if m.receipt_handle in deleted}
+        claimed.settled |= {m.message_id for m in moved}
     return claimed
 
 

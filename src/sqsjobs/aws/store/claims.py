@@ -124,10 +124,13 @@ class Claims:
 
     async def claim_messages(
         self, queue: str, messages: Sequence[Message], worker_id: str, now: float
-    ) -> list[Delivery]:
-        """Claim the jobs ``messages`` deliver (the Lambda handler's event records)."""
+    ) -> tuple[list[Delivery], set[str]]:
+        """Claim the jobs ``messages`` deliver (the Lambda handler's event records): the
+        deliveries, and the ids of the messages settled for good without a run."""
         layout = await self._run(self._state.described([queue]))
-        return await self._claim(layout, queue, messages, worker_id, now)
+        settled: set[str] = set()
+        deliveries = await self._claim(layout, queue, messages, worker_id, now, settled=settled)
+        return deliveries, settled
 
     async def _receive(
         self, layout: Layout, queue: str, source: str, limit: int, wait: float, now: float
@@ -157,11 +160,16 @@ class Claims:
         worker_id: str,
         now: float,
         lane: str | None = None,
+        *,
+        settled: set[str] | None = None,
     ) -> list[Delivery]:
+        """Claim what ``messages`` deliver; ``settled`` gets the ids disposed of for good."""
         visibility = self._state.visibility_of(queue)
         flow = claim.claim_received(layout, queue, messages, worker_id, now, visibility)
         claimed = await self._run(flow)
         _log_disposed(queue, claimed)
+        if settled is not None:
+            settled |= claimed.settled
         watcher = self._watchers.get(worker_id)
         if watcher is not None:  # refused: neither claimed nor failed for AWS's own reasons
             watcher(queue, len(messages) - len(claimed.deliveries) - len(claimed.errors))
@@ -196,7 +204,7 @@ def _log_disposed(queue: str, claimed: Claimed) -> None:
             extra={"event": Event.MALFORMED_MESSAGE, "queue": queue, "error": why},
         )
     for message, job_id in claimed.unknown:
-        _logger.info(
+        _logger.warning(
             "Deleted message %s from queue %r: job %s has no record (never written, "
             "or past its retention)",
             message.message_id,
