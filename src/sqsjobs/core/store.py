@@ -102,6 +102,19 @@ class LimitStore(Protocol):
 
 
 @runtime_checkable
+class SteppedDelayStore(Protocol):
+    """A store whose delays come in steps: SQS hides a message for whole seconds, so a
+    retry asked for 0.02 s comes back a second later. What the worker logs is this."""
+
+    def effective_delay(self, delay: float) -> float: ...
+
+
+def effective_delay(store: object, delay: float) -> float:
+    """``delay`` as ``store`` carries it out (``SteppedDelayStore``), else as asked."""
+    return store.effective_delay(delay) if isinstance(store, SteppedDelayStore) else delay
+
+
+@runtime_checkable
 class RetryStore(Protocol):
     """Run a dead job again, attempts reset; False if unknown, expired or not dead."""
 

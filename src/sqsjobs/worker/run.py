@@ -53,7 +53,7 @@ from ..core.backoff import Backoff
 from ..core.errors import JobConfigError, JobFatalError, JobTimeoutError, describe_error
 from ..core.lifecycle import COMPLETED, STOPPING_ERROR, after_failure, after_release
 from ..core.models import Job
-from ..core.store import JobStore
+from ..core.store import JobStore, effective_delay
 from ..core.validation import checked_json
 from ..handlers.context import JobContext, context_logger
 from ..handlers.limits import HandlerLimits
@@ -277,11 +277,12 @@ class JobRun:
         if missed is not None:
             return missed
         if delay is not None:
+            shown = effective_delay(settings.store, delay)  # SQS: whole seconds
             self._log(
                 logging.WARNING,
                 Event.RETRY,
-                f"Job {job.name!r} ({job.id}) failed; retrying in {delay:.3f}s: {message}",
-                delay=delay,
+                f"Job {job.name!r} ({job.id}) failed; retrying in {shown:.3f}s: {message}",
+                delay=shown,
                 error=message,
             )
             await self._hook(settings.hooks.on_fail, job, error, True, delay)

@@ -26,6 +26,7 @@ from ...core.store import SlotTaken
 from ...core.validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
+from ..wire import sqs
 from ..wire.items import DEFAULT_SHARDS, RECORD_FORMAT
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
@@ -340,6 +341,8 @@ class SqsJobStore:
     async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Per queue: jobs by status and SQS depths; see ``flows.stats``."""
         return await self._run(operations.stats(self._state, queues))
+
+    effective_delay = staticmethod(sqs.effective_delay)  # whole seconds of visibility
 
     # -- closing -------------------------------------------------------------------------
 

@@ -172,6 +172,11 @@ def whole_seconds(seconds: float) -> int:
     return max(0, math.ceil(seconds - 0.001))
 
 
+def effective_delay(delay: float) -> float:
+    """A retry's delay as SQS carries it out: whole seconds of the message's visibility."""
+    return float(whole_seconds(delay))
+
+
 def send_delay(run_at: float, now: float) -> int:
     """``DelaySeconds`` for a job due at ``run_at``: later ones arrive early and hop."""
     return min(MAX_DELAY, whole_seconds(run_at - now))
