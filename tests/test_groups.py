@@ -38,8 +38,10 @@ async def test_bad_groups_are_refused_naming_the_grammar(group: object) -> None:
 
 def test_the_default_group_is_the_tenant_else_the_queue() -> None:
     queue = SyncJobQueue(MemoryJobStore())
-    assert queue.enqueue("a").job.group == "default"
-    assert queue.enqueue("a", queue="mails").job.group == "mails"
+    assert queue.enqueue("a").job.group == "queue:default"
+    assert queue.enqueue("a", queue="mails").job.group == "queue:mails"
+    # a tenant named like the queue has a group of its own, not the untenanted jobs'
+    assert queue.enqueue("a", tenant="default").job.group == "default"
     assert queue.enqueue("a", tenant="acme").job.group == "acme"
     chosen = queue.enqueue("a", tenant="acme", group="acme/orders:42").job
     assert chosen.group == "acme/orders:42"

@@ -277,7 +277,7 @@ async def test_standard_queue_sends_carry_the_group_single_and_batch(
     )
     expected = {
         single.id: "acme",
-        plain.id: "default",
+        plain.id: "queue:default",
         chosen.id: "acme/invoices",
         batch[0].job.id: "globex",
         batch[1].job.id: "nightly",
@@ -338,6 +338,30 @@ async def test_another_tenant_cannot_stall_a_tenants_fifo_group(fifo: SqsJobStor
     held = await queue.get(stalling.job.id)
     assert held is not None and (held.status, held.group) == ("delayed", "evil/acme")
     assert url.endswith(".fifo")
+
+
+async def test_a_tenant_named_like_the_queue_cannot_stall_its_untenanted_jobs(
+    fifo: SqsJobStore,
+) -> None:
+    """Untenanted jobs were grouped under the queue's name, which is a valid tenant id
+    (``default``, ``billing``): that tenant's job delayed 12 hours held them all back."""
+    queue = JobQueue(fifo)
+    ran: list[int] = []
+    done = asyncio.Event()
+
+    async def post(ctx: JobContext) -> None:
+        ran.append(ctx.payload["n"])
+        if len(ran) == 3:
+            done.set()
+
+    stalling = await queue.for_tenant("default").enqueue("post", {"n": -1}, delay=43_200)
+    for n in range(3):
+        await queue.enqueue("post", {"n": n})
+    async with JobWorker(queue, {"post": post}, concurrency=2):
+        await asyncio.wait_for(done.wait(), 60)
+    assert ran == [0, 1, 2]
+    held = await queue.get(stalling.job.id)
+    assert held is not None and (held.status, held.group) == ("delayed", "default")
 
 
 async def test_a_tenant_views_group_is_sent_within_its_tenant_single_and_batch(

@@ -71,12 +71,24 @@ class Job(BaseModel):
     trace_context: dict[str, str] | None = None
 
 
-def message_group(job: Job) -> str:
-    """The group a job's messages carry: its own, else its tenant, else its queue.
+def untenanted_group(queue: str) -> str:
+    """The group of a queue's jobs that have neither a tenant nor a group of their own.
 
-    A tenant's ``job.group`` was confined to its tenant when the job was enqueued, and the
-    fallbacks name the tenant's own group or the queue's. Records written before tenants'
-    groups were confined keep the group they were written with: re-sends of them (a
-    reconcile, a redrive) send it unchanged, so their FIFO order holds across an upgrade.
+    No tenant id can take it: tenant ids have no ``:`` (and a tenant's own groups are
+    ``{tenant}`` or ``{tenant}/...``). Named after the queue alone, a tenant called like
+    the queue (``default``, ``billing``) shared it, and one of its delayed jobs held every
+    untenanted job of a FIFO queue back.
+    """
+    return f"queue:{queue}"
+
+
+def message_group(job: Job) -> str:
+    """The group a job's messages carry: the one its record keeps.
+
+    Every enqueue stores one (``untenanted_group`` when there is neither a tenant nor a
+    group given). Records written before groups were stored were sent with their tenant,
+    else their queue's name, and re-sends of them (a reconcile, a redrive) send that
+    unchanged; so does any record for the group it was written with, so FIFO order holds
+    across an upgrade.
     """
     return job.group or job.tenant or job.queue

@@ -218,16 +218,16 @@ def _check_context_parameters(
 def _annotates_context(function: Callable[..., Any], parameter: inspect.Parameter) -> bool:
     """Whether ``parameter`` takes a ``JobContext``: not annotated, or annotated so."""
     annotation = parameter.annotation
-    if annotation is parameter.empty or annotation is Any:
-        return True
     if isinstance(annotation, str):
-        if annotation.split(".")[-1].strip("'\"") == "JobContext":
+        if annotation.split(".")[-1].strip("'\"") in ("JobContext", "Any", "object"):
             return True
         namespace = getattr(inspect.unwrap(function), "__globals__", {})
         try:
             annotation = eval(annotation, namespace)
         except Exception:
             return False
+    if annotation in (parameter.empty, Any, object):
+        return True
     return isinstance(annotation, type) and issubclass(annotation, JobContext)
 
 

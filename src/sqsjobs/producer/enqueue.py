@@ -20,7 +20,7 @@ from ..core.backoff import Backoff
 from ..core.errors import JobConfigError
 from ..core.idempotency import fingerprint as fingerprint_of
 from ..core.lifecycle import initial_status
-from ..core.models import Job, JobStatus
+from ..core.models import Job, JobStatus, untenanted_group
 from ..core.requests import EnqueueRequest, JobFilter
 from ..core.times import utc
 from ..core.validation import (
@@ -171,7 +171,8 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         None if request.idempotency_key is None else check_idempotency_key(request.idempotency_key)
     )
     tenant = None if request.tenant is None else check_tenant(request.tenant)
-    group = check_group(request.group, tenant) if request.group is not None else tenant or queue
+    group = check_group(request.group, tenant) if request.group is not None else tenant
+    group = group or untenanted_group(queue)
     run_at = _run_at(request, now)
     payload, _ = checked_json(request.payload, config.payload_max_bytes)
     job = Job.model_construct(
