@@ -228,6 +228,36 @@ async def test_a_lean_opt_in_without_a_name_it_needs_uses_the_sdk_and_says_so(
     assert seen.calls[update] == answered[update] >= 8
 
 
+async def test_a_retry_internal_renamed_after_the_probe_never_fails_a_sent_call(
+    faulty_aws: FaultyAws, made: Callable[..., SqsJobStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As if botocore renamed its retry policy's ``_retry_checker``: the lean path reads it
+    (and the attempts checker behind it) after the first reply, when the request was
+    sent; it sends that reply through the ``needs-retry`` event instead of raising, so
+    no record is written without its message and no claim fails over and over."""
+    from aiobotocore.retries.standard import AioRetryPolicy
+
+    born = AioRetryPolicy.__init__
+
+    def renamed(self: Any, *args: Any, **kwargs: Any) -> None:
+        born(self, *args, **kwargs)
+        self._checker_renamed = self.__dict__.pop("_retry_checker")
+
+    async def should_retry(self: Any, context: Any) -> bool:  # botocore's, on the new name
+        return bool(await self._checker_renamed.is_retryable(context))
+
+    monkeypatch.setattr(AioRetryPolicy, "__init__", renamed)
+    monkeypatch.setattr(AioRetryPolicy, "should_retry", should_retry)
+    store = made(lean=True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            await run_jobs(store, 6)
+    finally:
+        await store.aclose()  # while its clients' policies still have the renamed name
+    assert [w for w in caught if issubclass(w.category, RuntimeWarning)] == []
+
+
 @pytest.mark.parametrize(
     "header",
     [

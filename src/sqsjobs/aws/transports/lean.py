@@ -289,7 +289,7 @@ class LeanSender:
         fixed (its table never changes)."""
         events = self._client.meta.events
         emitter = getattr(events, "_emitter", None)
-        if emitter is None:
+        if emitter is None or not hasattr(events, "_alias_event_name"):  # after a send: no raise
             await events.emit(event_name, **kwargs)
             return
         aliased = self._aliases.get(event_name)

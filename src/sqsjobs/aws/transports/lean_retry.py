@@ -77,7 +77,11 @@ class FirstReplies:
 
 
 def _standard_max_attempts(handlers: Any) -> int | None:
-    """The maximum attempts of the standard handler if it is the only one; else ``None``."""
+    """The maximum attempts of the standard handler if it is the only one; else ``None``.
+
+    This runs after a request was sent: every private name is read with a default, so a
+    botocore that renamed one sends the reply through the event (``None``), never raises.
+    """
     if len(handlers) != 1:
         return None
     (handler,) = handlers
@@ -86,11 +90,12 @@ def _standard_max_attempts(handlers: Any) -> int | None:
         return None
     if getattr(handler, "__func__", None) is not AioRetryHandler.needs_retry:
         return None
-    policy = owner._retry_policy
+    policy = getattr(owner, "_retry_policy", None)
     if type(policy) is not AioRetryPolicy:
         return None
-    conditions = policy._retry_checker
+    conditions = getattr(policy, "_retry_checker", None)
     if type(conditions) is not AioStandardRetryConditions:
         return None
-    max_attempts: int = conditions._max_attempts_checker._max_attempts
-    return max_attempts
+    checker = getattr(conditions, "_max_attempts_checker", None)
+    max_attempts = getattr(checker, "_max_attempts", None)
+    return max_attempts if type(max_attempts) is int else None
