@@ -315,11 +315,9 @@ def test_a_bad_group_is_refused_before_anything_is_written(fifo: SqsJobStore, gr
     assert spent.requests[("dynamodb", "PutItem")] == 0 and spent.service("sqs") == 0
 
 
-async def test_another_tenant_cannot_stall_a_tenants_fifo_group(fifo: SqsJobStore) -> None:
-    """A tenant naming another tenant's group, with a job due in 12 hours, holds a group of
-    its own: the other tenant's jobs run, in order, while it waits."""
-    queue = JobQueue(fifo)
-    url = fifo.queue_urls["default"]
+async def posts_run_in_order(queue: JobQueue, producer: Any) -> list[int]:
+    """Enqueue posts 0, 1, 2 through ``producer`` (``queue`` or a tenant's view of it) and
+    run ``queue``'s jobs with two slots; the order the posts ran in."""
     ran: list[int] = []
     done = asyncio.Event()
 
@@ -328,16 +326,22 @@ async def test_another_tenant_cannot_stall_a_tenants_fifo_group(fifo: SqsJobStor
         if len(ran) == 3:
             done.set()
 
-    stalling = await queue.for_tenant("evil").enqueue("post", {"n": -1}, group="acme", delay=43_200)
-    acme = queue.for_tenant("acme")
     for n in range(3):
-        await acme.enqueue("post", {"n": n})
+        await producer.enqueue("post", {"n": n})
     async with JobWorker(queue, {"post": post}, concurrency=2):
         await asyncio.wait_for(done.wait(), 60)
-    assert ran == [0, 1, 2]
+    return ran
+
+
+async def test_another_tenant_cannot_stall_a_tenants_fifo_group(fifo: SqsJobStore) -> None:
+    """A tenant naming another tenant's group, with a job due in 12 hours, holds a group of
+    its own: the other tenant's jobs run, in order, while it waits."""
+    queue = JobQueue(fifo)
+    stalling = await queue.for_tenant("evil").enqueue("post", {"n": -1}, group="acme", delay=43_200)
+    assert await posts_run_in_order(queue, queue.for_tenant("acme")) == [0, 1, 2]
     held = await queue.get(stalling.job.id)
     assert held is not None and (held.status, held.group) == ("delayed", "evil/acme")
-    assert url.endswith(".fifo")
+    assert fifo.queue_urls["default"].endswith(".fifo")
 
 
 async def test_a_tenant_named_like_the_queue_cannot_stall_its_untenanted_jobs(
@@ -346,20 +350,8 @@ async def test_a_tenant_named_like_the_queue_cannot_stall_its_untenanted_jobs(
     """Untenanted jobs were grouped under the queue's name, which is a valid tenant id
     (``default``, ``billing``): that tenant's job delayed 12 hours held them all back."""
     queue = JobQueue(fifo)
-    ran: list[int] = []
-    done = asyncio.Event()
-
-    async def post(ctx: JobContext) -> None:
-        ran.append(ctx.payload["n"])
-        if len(ran) == 3:
-            done.set()
-
     stalling = await queue.for_tenant("default").enqueue("post", {"n": -1}, delay=43_200)
-    for n in range(3):
-        await queue.enqueue("post", {"n": n})
-    async with JobWorker(queue, {"post": post}, concurrency=2):
-        await asyncio.wait_for(done.wait(), 60)
-    assert ran == [0, 1, 2]
+    assert await posts_run_in_order(queue, queue) == [0, 1, 2]
     held = await queue.get(stalling.job.id)
     assert held is not None and (held.status, held.group) == ("delayed", "default")
 
