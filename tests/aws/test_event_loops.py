@@ -20,6 +20,7 @@ import pytest
 from sqsjobs import JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.store.background import DELETE_WINDOW
+from sqsjobs.aws.store.held_messages import HOLD
 from sqsjobs.aws.transports.aio import AioTransport
 from sqsjobs.aws.transports.endpoint import Endpoint
 from sqsjobs.aws.wire.protocol import Call
@@ -112,6 +113,30 @@ def test_deletes_left_waiting_by_an_ended_loop_go_out_with_the_next_loops(
             assert depth(sqs, url) == 0
 
         asyncio.run(complete_another_and_wait())
+    finally:
+        asyncio.run(store.aclose())
+        store.close()
+    gc.collect()
+
+
+def test_messages_held_by_an_ended_loop_come_back_for_the_next_loops_claim(
+    aws_endpoint: str, sqs: Any
+) -> None:
+    """A claim of one receives ten and holds the rest; their timer, which hands them back
+    after HOLD, dies with its loop. The next loop's claim must still get them at once,
+    not after their visibility timeout (a worker stopped, then ``run_once`` in a test)."""
+    store = SqsJobStore.create(unique_prefix(), endpoint_url=aws_endpoint)
+    try:
+        ids = {asyncio.run(put_and_get(store, f"acme-{n}", "Gdańsk")) for n in range(3)}
+
+        async def claim(limit: int) -> set[str]:
+            jobs = await store.claim("default", "w-1", time.time(), limit=limit, wait=1)
+            return {job.id for job in jobs}
+
+        first = asyncio.run(claim(1))  # two more received with it, and held
+        time.sleep(HOLD + 0.2)  # past the hold, with no loop to run its timer
+        rest = asyncio.run(claim(3))
+        assert len(first) == 1 and first | rest == ids
     finally:
         asyncio.run(store.aclose())
         store.close()

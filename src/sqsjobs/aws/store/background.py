@@ -104,6 +104,23 @@ class Background:
         if queue not in self._hold_timers:
             self._schedule_expiry(queue, time.monotonic() + HOLD)
 
+    async def take_held(self, queue: str, limit: int) -> list[Message]:
+        """Up to ``limit`` held messages for a claim; none held, those past ``HOLD`` go
+        back to the queue first, so the claim's receive can have them at once.
+
+        Their timer hands them back as a rule, but a timer set on an event loop that has
+        ended never fires (a worker run under one ``asyncio.run``, ``run_once`` under the
+        next): without this the next claim would find them in flight until their
+        visibility timeout ended, about a minute.
+        """
+        now = time.monotonic()
+        taken = self.held.take(queue, limit, now)
+        if not taken:
+            stale, _ = self.held.expire(queue, now)
+            if stale:
+                await self._drive(hand_back(self._urls[queue], stale))
+        return taken
+
     def _schedule_expiry(self, queue: str, at: float) -> None:
         delay = max(0.0, at - time.monotonic())
         loop = asyncio.get_running_loop()

@@ -109,7 +109,7 @@ class Claims:
         """Claim from the queue or one of its lanes: the jobs, and whether it had messages."""
         source = queue if lane is None else lane  # held messages are kept per SQS queue
         view = layout if lane is None else layout.via(queue, lane)
-        messages = self._background.held.take(source, limit, time.monotonic())
+        messages = await self._background.take_held(source, limit)
         if not messages:
             messages, now = await self._receive(view, queue, source, limit, wait, now)
         if not messages:
