@@ -168,17 +168,10 @@ def resolve_fresh(environment: Path, resolution: str) -> dict[str, tuple[str | N
     env = uv_env()
     run(uv(), "venv", "--quiet", environment, env=env)
     python = bin_dir(environment) / "python"
-    install = [uv(), "pip", "install", "--python", python, "--refresh"]
+    install: list[str | Path] = [uv(), "pip", "install", "--python", python, "--refresh"]
     run(*install, "--resolution", resolution, "-e", ".[dev]", env=env)
-    listing = subprocess.run(
-        [uv(), "pip", "list", "--python", python, "--format", "json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    installed = {_name(p["name"]): p["version"] for p in json.loads(listing.stdout)}
+    listing = output(uv(), "pip", "list", "--python", python, "--format", "json")
+    installed = {_name(p["name"]): p["version"] for p in json.loads(listing)}
     installed.pop("sqsjobs", None)
     locked = locked_versions(python)
     moved = {
@@ -190,6 +183,9 @@ def resolve_fresh(environment: Path, resolution: str) -> dict[str, tuple[str | N
     return moved
 
 
+# A requirement a line: what ``locked_versions`` reads of ``uv export``.
+EXPORT: tuple[str, ...] = ("export", "--frozen", "--extra", "dev", "--no-emit-project")
+EXPORT += ("--no-hashes", "--no-header", "--no-annotate")
 # Run by the fresh environment's interpreter, which has ``packaging`` (pytest needs it):
 # the pins of ``uv export`` on stdin, the ones whose markers hold for it on stdout.
 _PINS_FOR_ME = """
@@ -197,7 +193,8 @@ import json, sys
 from packaging.requirements import Requirement
 pins = {}
 for line in sys.stdin:
-    if line.strip() and not line.startswith(("#", "-")):
+    line = line.split(" #", 1)[0].strip()
+    if line and not line.startswith(("#", "-")):
         req = Requirement(line)
         if req.marker is None or req.marker.evaluate():
             pins[req.name] = str(req.specifier).removeprefix("==")
@@ -207,22 +204,20 @@ print(json.dumps(pins))
 
 def locked_versions(python: Path) -> dict[str, str]:
     """What uv.lock pins, for ``python``, of each package ``.[dev]`` installs."""
-    exported = subprocess.run(
-        [uv(), "export", "--frozen", "--extra", "dev", "--no-hashes", "--no-emit-project"],
-        cwd=ROOT,
-        env=uv_env(),
-        capture_output=True,
-        text=True,
-        check=True,
+    exported = output(uv(), *EXPORT)
+    evaluated = output(python, "-c", _PINS_FOR_ME, stdin=exported)
+    return {_name(name): version for name, version in json.loads(evaluated).items()}
+
+
+def output(*argv: str | Path, stdin: str | None = None) -> str:
+    """What ``argv`` prints; if it fails, what it said on stderr is shown, then it raises."""
+    done = subprocess.run(
+        [str(a) for a in argv], cwd=ROOT, env=uv_env(), input=stdin, capture_output=True, text=True
     )
-    evaluated = subprocess.run(
-        [python, "-c", _PINS_FOR_ME],
-        input=exported.stdout,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return {_name(name): version for name, version in json.loads(evaluated.stdout).items()}
+    if done.returncode != 0:
+        print(done.stderr, file=sys.stderr, flush=True)
+        raise subprocess.CalledProcessError(done.returncode, [str(a) for a in argv])
+    return done.stdout
 
 
 def summary(moved: dict[str, tuple[str | None, str | None]]) -> str:
