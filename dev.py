@@ -105,8 +105,9 @@ def sync(extra: str, *, exact: bool) -> None:
 
 
 def lock(args: list[str]) -> None:
-    """Refresh uv.lock to the newest releases pyproject.toml's ranges allow."""
-    run(uv(), "lock", "--upgrade", *args, env=uv_env())
+    """Refresh uv.lock to the newest releases pyproject.toml's ranges allow; arguments,
+    when given, go to ``uv lock`` instead (``--upgrade-package moto`` moves one)."""
+    run(uv(), "lock", *(args or ["--upgrade"]), env=uv_env())
 
 
 def demo(args: list[str]) -> None:
