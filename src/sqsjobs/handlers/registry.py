@@ -221,10 +221,8 @@ def _annotates_context(function: Callable[..., Any], parameter: inspect.Paramete
     if isinstance(annotation, str):
         if annotation.split(".")[-1].strip("'\"") in ("JobContext", "Any", "object"):
             return True
-        namespace = getattr(inspect.unwrap(function), "__globals__", {})
-        try:
-            annotation = eval(annotation, namespace)
-        except Exception:
+        annotation = _resolved(function, annotation)
+        if annotation is None:
             return False
     if annotation in (parameter.empty, Any, object):
         return True
@@ -248,14 +246,20 @@ def _annotated_model(function: Callable[..., Any]) -> type[BaseModel] | None:
     parameter = inspect.signature(function).parameters["payload"]
     annotation = parameter.annotation
     if isinstance(annotation, str):
-        namespace = getattr(inspect.unwrap(function), "__globals__", {})
-        try:
-            annotation = eval(annotation, namespace)
-        except Exception:
-            return None
+        annotation = _resolved(function, annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     return None
+
+
+def _resolved(function: Callable[..., Any], annotation: str) -> object:
+    """A string annotation (``from __future__ import annotations``) as the function's
+    module reads it; ``None`` when it names nothing there (a ``TYPE_CHECKING`` import)."""
+    namespace = getattr(inspect.unwrap(function), "__globals__", {})
+    try:
+        return eval(annotation, namespace)
+    except Exception:
+        return None
 
 
 def _is_async(function: Callable[..., Any]) -> bool:
