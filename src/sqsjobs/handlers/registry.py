@@ -230,11 +230,8 @@ def _annotates_context(function: Callable[..., Any], parameter: inspect.Paramete
 
 
 def _spelled(annotation: object) -> str:
-    return (
-        annotation
-        if isinstance(annotation, str)
-        else getattr(annotation, "__name__", repr(annotation))
-    )
+    name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None)
+    return str(name or annotation)
 
 
 def _takes_varargs(parameters: list[inspect.Parameter]) -> bool:
@@ -253,8 +250,7 @@ def _annotated_model(function: Callable[..., Any]) -> type[BaseModel] | None:
 
 
 def _resolved(function: Callable[..., Any], annotation: str) -> object:
-    """A string annotation (``from __future__ import annotations``) as the function's
-    module reads it; ``None`` when it names nothing there (a ``TYPE_CHECKING`` import)."""
+    """A string annotation as the function's module reads it; ``None`` if it cannot."""
     namespace = getattr(inspect.unwrap(function), "__globals__", {})
     try:
         return eval(annotation, namespace)
