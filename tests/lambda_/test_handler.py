@@ -85,6 +85,29 @@ def test_a_dead_job_goes_to_the_dlq_and_is_not_reported(store: SqsJobStore, sqs:
     assert visible(sqs, store.dead_letter_queue_urls["default"]) == 1
 
 
+def test_a_result_that_cannot_be_stored_is_dead_after_one_run_and_not_reported(
+    store: SqsJobStore, sqs: Any
+) -> None:
+    queue = SyncJobQueue(store)
+    job = queue.enqueue(
+        "card.charge", {"cents": 1999, "card": "visa •••• 4242"}, max_attempts=5
+    ).job
+    charged: list[int] = []
+
+    def charge(ctx: JobContext) -> dict[str, Any]:
+        charged.append(ctx.attempt)
+        return {"charged_at": datetime.now(UTC)}  # the work is done; the result is not JSON
+
+    handler = make_lambda_handler({"card.charge": charge}, store=store)
+    event = receive_event(sqs, store.queue_urls["default"], 1)
+    assert handler(event, Context()) == {"batchItemFailures": []}  # nothing for Lambda to retry
+    dead = queue.get(job.id)
+    assert dead is not None and (dead.status, dead.attempts) == (JobStatus.DEAD, 1)
+    assert dead.last_error is not None and "a datetime is not JSON" in dead.last_error
+    assert charged == [1]
+    assert visible(sqs, store.dead_letter_queue_urls["default"]) == 1
+
+
 def test_the_invocation_deadline_releases_a_long_job(store: SqsJobStore, sqs: Any) -> None:
     queue = SyncJobQueue(store)
     job = queue.enqueue("slow", timeout=60).job

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from sqsjobs import (
+    Job,
     JobConfigError,
     JobContext,
     JobFatalError,
@@ -81,19 +83,40 @@ async def test_unknown_handler_is_a_poison_pill(env: Env) -> None:
 
 @pytest.mark.parametrize(
     ("result", "code"),
-    [({"when": object()}, "invalid_payload"), ("x" * 70_000, "payload_too_large")],
+    [
+        ({"charged_at": datetime.now(UTC)}, "invalid_payload"),
+        ({"when": object()}, "invalid_payload"),
+        ("x" * 70_000, "payload_too_large"),
+    ],
+    ids=["datetime", "object", "too-large"],
 )
-async def test_a_result_that_is_not_storable_fails_the_attempt(
+async def test_a_result_that_is_not_storable_dead_letters_the_job_after_one_run(
     env: Env, result: Any, code: str
 ) -> None:
-    job = (await env.queue.enqueue("a")).job
-    assert await JobWorker(env.queue, {"a": lambda ctx: result}).run_once()
-    failed = await env.queue.get(job.id)
-    assert failed is not None and failed.status is JobStatus.DELAYED
-    assert failed.last_error is not None and failed.last_error.startswith("JobConfigError: ")
+    """The handler's work is done when its result is refused: a retry would do it again."""
+    job = (await env.queue.enqueue("card.charge", {"cents": 1999}, max_attempts=5)).job
+    charged: list[int] = []
+    seen: list[tuple[str, bool]] = []
+
+    def charge(ctx: JobContext) -> Any:
+        charged.append(ctx.attempt)
+        return result
+
+    def on_fail(job: Job, error: BaseException, will_retry: bool, delay: float | None) -> None:
+        seen.append((getattr(error, "code", ""), will_retry))
+
+    worker = JobWorker(env.queue, {"card.charge": charge}, on_fail=on_fail)
+    assert await worker.run_once()
+    env.clock.advance(3600)
+    assert not await worker.run_once()
+    dead = await env.queue.get(job.id)
+    assert dead is not None and (dead.status, dead.attempts) == (JobStatus.DEAD, 1)
+    assert charged == [1] and seen == [(code, False)]
+    assert dead.last_error is not None and dead.last_error.startswith("JobConfigError: ")
     assert JobConfigError(code, "").code == code
     expected = "not JSON" if code == "invalid_payload" else "the limit is 65536 bytes"
-    assert expected in failed.last_error
+    assert expected in dead.last_error
+    assert "its work is not done again" in dead.last_error
 
 
 async def test_timeout_cancels_the_handler_after_setting_ctx_cancelled(env: Env) -> None:

@@ -1,4 +1,4 @@
-"""A handler result that cannot be encoded fails its attempt like any unstorable result."""
+"""A handler result that cannot be encoded dead-letters its job like any unstorable result."""
 
 from __future__ import annotations
 
@@ -21,14 +21,14 @@ from .conftest import Env
     ],
     ids=["huge-int", "surrogate", "surrogate-key"],
 )
-async def test_an_unencodable_result_is_a_retryable_payload_error(
+async def test_an_unencodable_result_is_a_payload_error_that_is_not_retried(
     env: Env, result: Any, reason: str
 ) -> None:
     job = (await env.queue.enqueue("report.build", {"tenant": "acme"})).job
     assert await JobWorker(env.queue, {"report.build": lambda ctx: result}).run_once()
     failed = await env.queue.get(job.id)
     assert failed is not None
-    assert (failed.status, failed.attempts, failed.result) == (JobStatus.DELAYED, 1, None)
+    assert (failed.status, failed.attempts, failed.result) == (JobStatus.DEAD, 1, None)
     assert failed.last_error is not None
     assert failed.last_error.startswith("JobConfigError: Job result at $")
     assert reason in failed.last_error

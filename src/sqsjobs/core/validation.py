@@ -320,6 +320,23 @@ def checked_json(value: Any, max_bytes: int, what: str = "payload") -> tuple[Jso
     return plain, text
 
 
+def stored_result(value: Any, max_bytes: int) -> JsonValue:
+    """A handler's result as it is stored, or the ``JobConfigError`` that refuses it.
+
+    The refusal comes after the handler's work was done: its message says so, since the
+    job is dead-lettered rather than retried (a retry would repeat the side effects and
+    refuse the same result again).
+    """
+    try:
+        return checked_json(value, max_bytes, "result")[0]
+    except JobConfigError as refused:
+        raise JobConfigError(
+            refused.code,
+            f"{refused} The handler ran to its end; a result that cannot be stored is "
+            "not retried, so its work is not done again.",
+        ) from None
+
+
 def aware(value: object, what: str) -> datetime:
     if not isinstance(value, datetime) or value.utcoffset() is None:
         raise JobConfigError(

@@ -5,8 +5,8 @@
        ▼ handler task  + heartbeat every lease/3  + timeout timer  (+ cutoff timer)
        │
        ├─ returned, result is JSON within the size cap ──────────────► complete
-       ├─ raised JobFatalError ──────────────────────────────────────► fail (dead)
-       ├─ raised anything else, or the result was refused ───────────► fail (retry or dead)
+       ├─ raised JobFatalError, or the result was refused (work done) ► fail (dead)
+       ├─ raised anything else ──────────────────────────────────────► fail (retry or dead)
        └─ interrupted: the *reason* decides, whatever the handler did after it
             timeout ──► fail with JobTimeoutError (retryable)
             lease lost (a heartbeat was refused) ──► record nothing: the next claim owns it,
@@ -27,9 +27,8 @@ raises is tried again, the heartbeats holding the lease, until the store answers
 invocation's deadline ends the tries; an outcome left unrecorded is the next claim's
 after the lease, and the log says what that claim will do.
 
-``ctx.cancelled`` is set before the handler task is cancelled, so a handler's
-``except CancelledError`` can already see why. Hooks run only after the store accepted
-the outcome, and a raising hook is logged without changing anything.
+``ctx.cancelled`` is set before the handler task is cancelled, so a handler's ``except
+CancelledError`` can see why. Hooks run once the store accepted the outcome; one raising is logged.
 
 Every run is reported here, once, to ``settings.metrics`` and its trace span
 (``observe.telemetry``): the worker and the Lambda handler measure nothing themselves.
@@ -54,7 +53,7 @@ from ..core.errors import JobConfigError, JobFatalError, JobTimeoutError, descri
 from ..core.lifecycle import COMPLETED, STOPPING_ERROR, after_failure, after_release
 from ..core.models import Job
 from ..core.store import JobStore, effective_delay
-from ..core.validation import checked_json
+from ..core.validation import stored_result
 from ..handlers.context import JobContext, context_logger
 from ..handlers.limits import HandlerLimits
 from ..handlers.registry import HandlerSpec, JobRegistry
@@ -245,9 +244,9 @@ class JobRun:
         if error is not None:
             return await self._fail(error)
         try:
-            result, _ = checked_json(task.result(), self.settings.payload_max_bytes, "result")
-        except JobConfigError as refused:
-            return await self._fail(refused)
+            result = stored_result(task.result(), self.settings.payload_max_bytes)
+        except JobConfigError as refused:  # after the handler's work: never run it again
+            return await self._fail(refused, final=True)
         return await self._complete(result)
 
     # -- store writes --------------------------------------------------------------------
@@ -262,11 +261,12 @@ class JobRun:
         await self._hook(self.settings.hooks.on_complete, job)
         return Outcome.COMPLETED
 
-    async def _fail(self, error: BaseException) -> Outcome:
+    async def _fail(self, error: BaseException, *, final: bool = False) -> Outcome:
         job, settings = self.job, self.settings
         self.observed.begin(settings.clock())  # a job dead before its handler began starts here
         self.error = error
-        will_retry = not isinstance(error, JobFatalError) and job.attempts < job.max_attempts
+        fatal = final or isinstance(error, JobFatalError)
+        will_retry = not fatal and job.attempts < job.max_attempts
         delay = settings.backoff.delay(job.attempts) if will_retry else None
         now = settings.clock()
         retry_at = None if delay is None else now + delay
