@@ -28,6 +28,9 @@ not a request from a web page, and no reply says another origin may read it
 (``sqsjobs.testing.server``). No test needs moto's API: a fresh ``local_aws`` block, or
 unique resource names, isolate tests.
 
+Running it leaves botocore as it was: moto's import would enrol every client the process
+makes in moto's in-process mock, which the emulator never needs (``moto_loader``).
+
 ``counter=`` (``sqsjobs.testing.RequestCounter``) counts the requests it serves and
 ``meter=`` (``sqsjobs.testing.meter.BillingMeter``) the capacity they bill. Needs the
 ``local`` extra (``pip install sqsjobs[local]``).

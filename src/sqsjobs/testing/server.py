@@ -35,9 +35,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from moto.moto_server.werkzeug_app import MotoRequestHandler
-from moto.server import ThreadedMotoServer
-
+from .moto_loader import MotoRequestHandler, ThreadedMotoServer
 from .wsgi import WsgiApp
 
 # What werkzeug's after-reply discard reads instead of the connection: nothing.
