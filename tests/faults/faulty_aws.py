@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
+from http import HTTPStatus
 from typing import Any
 
 from botocore.config import Config
@@ -62,11 +63,12 @@ class Fault(StrEnum):
     APPLIED_ERROR = "applied_error"
     DENIED = "denied"  # an error botocore does not retry (IAM said no): fails at once
     SLOW = "slow"  # served in full, ``FaultPlan.delay`` seconds late
+    CODED = "coded"  # not applied: ``FaultPlan.code`` with HTTP ``FaultPlan.status``
 
 
-BEFORE = frozenset({Fault.THROTTLE, Fault.SERVER_ERROR, Fault.DROP, Fault.DENIED})
+BEFORE = frozenset({Fault.THROTTLE, Fault.SERVER_ERROR, Fault.DROP, Fault.DENIED, Fault.CODED})
 # What a random plan injects unless told otherwise: failures a retry may get past.
-TRANSIENT = tuple(fault for fault in Fault if fault not in (Fault.DENIED, Fault.SLOW))
+TRANSIENT = tuple(fault for fault in Fault if fault not in (Fault.DENIED, Fault.SLOW, Fault.CODED))
 AFTER = frozenset({Fault.LOST_RESPONSE, Fault.APPLIED_ERROR})
 
 JSON_NAMESPACES = {"dynamodb": "com.amazonaws.dynamodb.v20120810", "sqs": "com.amazonaws.sqs"}
@@ -96,6 +98,8 @@ class FaultPlan:
     delay: float = 0.3  # how late a SLOW request is answered
     body_contains: str | None = None  # only requests whose body has this text are eligible
     first: tuple[Fault, ...] = ()  # the first eligible requests get these, in order
+    code: str = "ValidationException"  # what a CODED fault answers (any AWS error code)
+    status: int = 400  # and with which HTTP status
 
 
 class FaultInjector(RequestCounter):
@@ -105,6 +109,7 @@ class FaultInjector(RequestCounter):
         super().__init__()
         self._plan: FaultPlan | None = None
         self.delay = 0.0
+        self.coded = ("ValidationException", 400)
         self._random = random.Random(0)
         self._decide = threading.Lock()
         self.injected: Counter[tuple[str, str, Fault]] = Counter()
@@ -116,6 +121,7 @@ class FaultInjector(RequestCounter):
         with self._decide:
             self._plan = plan
             self.delay = plan.delay
+            self.coded = (plan.code, plan.status)
             self._random = random.Random(plan.seed)
             self.injected.clear()
             self.eligible.clear()
@@ -160,7 +166,7 @@ class FaultInjector(RequestCounter):
                 _discard_body(environ)
             if fault in (Fault.DROP, Fault.LOST_RESPONSE):
                 _drop(environ)
-            status, headers, body = _error(service, environ, fault)
+            status, headers, body = _error(service, environ, fault, self.coded)
             start_response(status, headers)
             return [body]
 
@@ -236,16 +242,21 @@ def _drop(environ: dict[str, Any]) -> None:
 
 
 def _error(
-    service: str, environ: dict[str, Any], fault: Fault
+    service: str, environ: dict[str, Any], fault: Fault, coded: tuple[str, int]
 ) -> tuple[str, list[tuple[str, str]], bytes]:
-    """A throttling or denied error (400) or an internal error (500) in the client's protocol."""
+    """A throttling or denied error (400), an internal error (500) or a CODED one, in the
+    client's protocol."""
     throttled = fault is Fault.THROTTLE
     sender = fault in (Fault.THROTTLE, Fault.DENIED)  # the client's fault: HTTP 400
     status = "400 Bad Request" if sender else "500 Internal Server Error"
+    if fault is Fault.CODED:
+        sender = coded[1] < 500
+        status = f"{coded[1]} {HTTPStatus(coded[1]).phrase}"
     request_id = str(uuid.uuid4())
     if environ.get("HTTP_X_AMZ_TARGET"):  # JSON 1.0 protocol: DynamoDB, and SQS on botocore 1.40
         codes = _codes(fault)
         code = codes.get(service, "ThrottlingException" if throttled else "InternalFailure")
+        code = coded[0] if fault is Fault.CODED else code
         namespace = JSON_NAMESPACES.get(service, "com.amazonaws")
         body = json.dumps({"__type": f"{namespace}#{code}", "message": f"fault injection: {fault}"})
         headers = [
@@ -257,7 +268,7 @@ def _error(
             headers.append(("x-amzn-query-error", f"{code};{fault_side}"))
         return status, headers, body.encode()
     code = {Fault.THROTTLE: "Throttling", Fault.DENIED: "AccessDenied"}.get(
-        fault, "InternalFailure"
+        fault, coded[0] if fault is Fault.CODED else "InternalFailure"
     )
     fault_side = "Sender" if sender else "Receiver"
     body = (
