@@ -12,6 +12,7 @@ job meanwhile. What ends the tries is the store's answer, or whoever runs the jo
 
     write accepted ─────────────────────────────────────► WRITTEN
     write refused (another claim's token) ──────────────► REFUSED, or CANCELLED
+      the record still ours and not this write's ───────► tried again, as an error
     a heartbeat refused meanwhile: one more try, and
       the record shows this write (its response lost) ──► WRITTEN
       it still runs under our token (lapsed, untaken) ──► the tries go on, unheld
@@ -46,45 +47,21 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from enum import Enum
-from typing import NamedTuple
 
 from ..core.backoff import Backoff
 from ..core.errors import describe_error, refused_for_good
 from ..core.lifecycle import after_lease, holds_lease
-from ..core.models import Job, JobStatus
+from ..core.models import Job
 from ..core.store import JobStore
-from ..core.times import epoch, utc
+from ..core.times import utc
 from ..observe.log import Event
+from .writes import RefusedWhileHeld, Write, Written, judged, shows
 
 WRITE_RETRY = Backoff(base=0.5, max=4.0)  # between tries of a store write that raised
 LOGGED_FIRST, LOGGED_EVERY = 3, 10  # failures logged one by one, then every 10th
 STOP_PATIENCE = 5.0  # seconds a stopping worker gives the release of a pending write
-SAME_INSTANT = 1e-6  # a record's datetimes keep microseconds
 PERMANENT_PATIENCE = 3  # leases a write the store refuses as invalid is tried for
 Log = Callable[..., None]  # (level, event, message, **extra), the run's log
-
-
-class Written(Enum):
-    WRITTEN = "written"
-    RELEASED = "released"  # at a stop, instead of the write
-    REFUSED = "refused"
-    LOST = "lost"
-    CANCELLED = "cancelled"
-    UNRECORDED = "unrecorded"
-
-
-class Write(NamedTuple):
-    """One outcome's store write: the same call at every try.
-
-    A NamedTuple, not a dataclass: this module loads at a Lambda function's cold start.
-    """
-
-    what: str  # "completion", "failure", "release", "deferral": for the log
-    call: Callable[[], Awaitable[bool]]
-    now: float  # the ``now`` it sends, so the record it leaves can be recognised
-    leaves: JobStatus  # the status it sets
-    instead: Callable[[], Write] | None = None  # a stopping worker's release in its place
 
 
 class _Stopped(Exception):
@@ -206,7 +183,9 @@ class Lease:
         refused_since: float | None = None  # on ``clock``: the first of the refusals in a row
         while True:
             try:
-                accepted = await self._try(write, race=failures > 0)
+                if await self._try(write, race=failures > 0):
+                    return Written.WRITTEN
+                return judged(await self._refusal(write), write, Written.REFUSED)
             except _Stopped:
                 return await self._give_way(write)
             except Exception as error:
@@ -223,18 +202,25 @@ class Lease:
                 ended = await self._after_failure(write, failures)
                 if ended is not None:
                     return ended
-                continue
-            if accepted:
-                return Written.WRITTEN
-            return _judged(await self._read(), write, Written.REFUSED)
 
     def _refused_since(self, error: Exception, since: float | None) -> float | None:
         """When the refusals as invalid in a row began, ``error`` one more; None if not."""
-        return None if not refused_for_good(error) else self.clock() if since is None else since
+        if not (refused_for_good(error) or isinstance(error, RefusedWhileHeld)):
+            return None
+        return self.clock() if since is None else since
+
+    async def _refusal(self, write: Write) -> Job | None:
+        """The record after ``write`` was refused. Still this run's and not the write's, it
+        contradicts the refusal (no condition failed): the store erred, and the write is
+        tried again like after an error, let go by time like an invalid one."""
+        record = await self._read()
+        if record is not None and not shows(record, write) and self._holds(record):
+            raise RefusedWhileHeld("the store refused it while the lease was still this run's")
+        return record
 
     async def owner(self) -> Written:
         """After a heartbeat was refused with no write pending: CANCELLED or LOST."""
-        return _judged(await self._read(), None, Written.LOST)
+        return judged(await self._read(), None, Written.LOST)
 
     async def _try(self, write: Write, *, race: bool) -> bool:
         """One try; with ``race``, a stop abandons it (``_Stopped``) if it gives way to one.
@@ -289,10 +275,10 @@ class Lease:
         except Exception as error:
             self.error, failed = describe_error(error), True
         record = await self._read()
-        if failed and record is not None and self._holds(record) and not _shows(record, write):
+        if failed and record is not None and self._holds(record) and not shows(record, write):
             self.lost.clear()
             return None
-        return _judged(record, write, Written.LOST)
+        return judged(record, write, Written.LOST)
 
     async def _give_way(self, write: Write) -> Written:
         """The stop's grace ended with ``write`` unrecorded: one try of its release (the job
@@ -311,10 +297,10 @@ class Lease:
                 record = await self._read()
         except TimeoutError:
             failed = failed or f"no answer within {STOP_PATIENCE:g}s"
-        if _shows(record, release):
+        if shows(record, release):
             return Written.RELEASED
         if failed is None or (record is not None and not self._holds(record)):
-            return _judged(record, write, Written.LOST)
+            return judged(record, write, Written.LOST)
         await self._let_go_now()  # so the lease logged below is the last one
         until = utc(self.until).isoformat(timespec="milliseconds")
         then = f"; releasing it failed too ({failed}); heartbeats stopped, its lease runs out at "
@@ -377,22 +363,3 @@ async def _unless(stop: asyncio.Event, call: Callable[[], Awaitable[bool]]) -> b
     if attempt.cancelled():
         raise _Stopped
     return attempt.result()
-
-
-def _shows(record: Job | None, write: Write) -> bool:
-    """Whether ``record`` is the one ``write`` leaves: its status, written at its ``now``."""
-    return (
-        record is not None
-        and record.status is write.leaves
-        and abs(epoch(record.updated_at) - write.now) <= SAME_INSTANT
-    )
-
-
-def _judged(record: Job | None, write: Write | None, otherwise: Written) -> Written:
-    """What a refusal means, from the record read after it: our own write, a cancellation,
-    or ``otherwise`` (another claim's, or nobody's)."""
-    if write is not None and _shows(record, write):
-        return Written.WRITTEN
-    if record is not None and record.status is JobStatus.CANCELLED:
-        return Written.CANCELLED
-    return otherwise

@@ -60,8 +60,9 @@ from ..handlers.registry import HandlerSpec, JobRegistry
 from ..observe.log import Event, log_event
 from ..observe.metrics import OFF, Metrics
 from ..observe.telemetry import Observed
-from .lease import Lease, Write, Written
+from .lease import Lease
 from .permits import Deferral, Permits, defer_delay
+from .writes import Write, Written
 
 Reason = Literal["timeout", "lease_lost", "stop", "cutoff"]
 CUTOFF_ERROR = "invocation deadline reached"
@@ -115,10 +116,7 @@ class JobRun:
         held_back: str | None = None,
     ) -> None:
         assert job.lease_token is not None, "a claimed job carries its lease token"
-        self.job = job
-        self.token: str = job.lease_token
-        self.settings = settings
-        self.cutoff = cutoff
+        self.job, self.token, self.settings, self.cutoff = job, job.lease_token, settings, cutoff
         self.cancelled = asyncio.Event()
         self.timeout = job.timeout  # the handler's, once it is known (``_supervise``)
         self.reason: Reason | None = None
