@@ -1,9 +1,12 @@
-"""The chaos test's handler, served by ``sqsjobs worker tests.chaos.handlers:registry``.
+"""The chaos tests' handlers, served by ``sqsjobs worker tests.chaos.handlers:registry``.
 
 Each execution appends ``"{job_id} {attempt} {pid}\\n"`` to the file named by
 ``CHAOS_LOG`` with one ``O_APPEND`` write, so lines from several processes never
 interleave and a line is either wholly there or absent when a process is SIGKILLed.
 That file is the side effect the test counts: a job that ran twice has two lines.
+
+``chaos.step`` then succeeds; ``chaos.poison`` then fails for good (``JobFatalError``),
+so its job dies on that attempt and its message goes to the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from sqsjobs import JobContext, JobRegistry
+from sqsjobs import JobContext, JobFatalError, JobRegistry
 
 LOG_ENV = "CHAOS_LOG"
 SLEEP_ENV = "CHAOS_SLEEP"
@@ -31,3 +34,9 @@ def _log() -> int:
 async def step(ctx: JobContext) -> None:
     os.write(_log(), f"{ctx.job.id} {ctx.attempt} {os.getpid()}\n".encode())
     await asyncio.sleep(float(os.environ.get(SLEEP_ENV, "0.02")))
+
+
+@registry.handler("chaos.poison")
+async def poison(ctx: JobContext) -> None:
+    os.write(_log(), f"{ctx.job.id} {ctx.attempt} {os.getpid()}\n".encode())
+    raise JobFatalError("chaos: poison payload, never retried")

@@ -16,7 +16,13 @@ Two passes per queue:
    (``dynamo.COPY_DUE``: the worker crashed between the two, or the DLQ refused it),
    dead for longer than ``grace``, gets its copy, so the DLQ's depth, its alarm and
    ``dlq list`` see every dead job. Such a record keeps its index entry open until
-   then, so the stale pass's read finds it.
+   then, so the stale pass's read finds it. A worker that crashed after SQS took the
+   copy (before deleting the original, or before confirming) left it in the DLQ
+   already: when the first pass's look at the DLQ met a copy of that job sent since
+   its death, the record is only confirmed, so the DLQ does not show the death twice.
+   That look sees at most ``DLQ_LIMIT`` messages, and a short poll may miss some, so a
+   copy it did not see is sent again: a duplicate at worst (a redrive discards the
+   second), never a lost copy.
 
 The same read keeps long payloads alive: an open job whose body item would expire
 within a claim's extension margin (a job nobody claimed for weeks: a paused or
@@ -41,7 +47,7 @@ from ..wire.items import OPEN, Stored, index_pk, list_pk, list_sk, number, store
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
 from .bodies import claim_horizon, extend_bodies
-from .dead_letters import peek
+from .dead_letters import Inspected, peek
 from .indexes import job_id_of, records
 from .resend import mark_resent
 from .settle import send_dead_letter
@@ -60,28 +66,40 @@ def reconcile(
 ) -> Flow[ReconcileReport]:
     dead = resent = copied = 0
     for queue in queues:
-        dead += yield from _redriven(layout, queue, now)
+        # Peek at the DLQ: ``dead_letters.inspect`` records abandoned jobs dead.
+        letters = yield from peek(layout, queue, now, DLQ_LIMIT, wait=0)
+        dead += sum(item.reconciled for item in letters)
         open_ = yield from _open_before(layout, queue, now - grace)
         resent += yield from _stale(layout, queue, open_, now, grace)
-        copied += yield from _owed_copies(layout, queue, open_, now - grace)
+        in_dlq = _copies_in(letters)
+        copied += yield from _owed_copies(layout, queue, open_, now - grace, in_dlq)
     return ReconcileReport(resent=resent, dead=dead, copied=copied)
 
 
-def _redriven(layout: Layout, queue: str, now: float) -> Flow[int]:
-    """Peek at the DLQ (``dead_letters.inspect`` records abandoned jobs dead); count them."""
-    found = yield from peek(layout, queue, now, DLQ_LIMIT, wait=0)
-    return sum(item.reconciled for item in found)
+def _copies_in(letters: Sequence[Inspected]) -> dict[str, float]:
+    """The jobs the store's own copies in a DLQ name, each with its latest copy's send time."""
+    sent: dict[str, float] = {}
+    for item in letters:
+        if item.job_id is not None and item.message.copied:
+            sent[item.job_id] = max(item.message.sent_at, sent.get(item.job_id, 0.0))
+    return sent
 
 
-def _owed_copies(layout: Layout, queue: str, found: Sequence[Stored], cutoff: float) -> Flow[int]:
+def _owed_copies(
+    layout: Layout, queue: str, found: Sequence[Stored], cutoff: float, in_dlq: dict[str, float]
+) -> Flow[int]:
     """Send the DLQ copies dead records still owe (dead before ``cutoff``); count them.
 
-    A queue that no longer has a DLQ owes none: the record is only marked settled.
+    A record whose copy is already in the DLQ (``in_dlq``: sent since its death, by SQS's
+    clock, which may run ``clock_skew`` behind the worker's) owes none: its worker died
+    after sending it. Nor does one of a queue that no longer has a DLQ. Either is only
+    marked settled.
     """
     url = layout.info(queue).dead_letter_url
     sent = 0
     for stored, died in _owing(found, cutoff):
-        if url is not None:
+        copy_sent = in_dlq.get(stored.job.id, float("-inf")) >= died - layout.clock_skew
+        if url is not None and not copy_sent:
             if not (yield from send_dead_letter(url, stored.job)):
                 continue  # the next pass tries again
             sent += 1
