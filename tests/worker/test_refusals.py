@@ -10,7 +10,9 @@ final attempt its handler completed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -73,3 +75,40 @@ async def test_a_completion_refused_after_the_job_was_cancelled_is_not_tried_aga
     assert await JobWorker(queue, {"invoice.render": render}, clock=clock).run_once()
     ended = await queue.get(job.id)
     assert ended is not None and ended.status is JobStatus.CANCELLED
+
+
+class SpuriousHeartbeatRefusal(MemoryJobStore):
+    """Refuses the first heartbeat without looking at the record."""
+
+    def __init__(self) -> None:
+        super().__init__(clock=time.time)
+        self.beats: list[bool] = []
+
+    async def heartbeat(
+        self, job_id: str, lease_token: str, lease_until: float, now: float
+    ) -> bool:
+        held = bool(self.beats) and await super().heartbeat(job_id, lease_token, lease_until, now)
+        self.beats.append(held)
+        return held
+
+
+async def test_a_heartbeat_refused_while_the_lease_is_ours_does_not_stop_the_handler(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = SpuriousHeartbeatRefusal()
+    queue = JobQueue(store)
+    job = (await queue.enqueue("video.transcode", {"title": "Ærø"}, lease=0.9, max_attempts=1)).job
+
+    async def transcode(ctx: JobContext) -> str:
+        await asyncio.sleep(0.8)  # two heartbeats: the first refused
+        return "transcoded"
+
+    with caplog.at_level(logging.INFO, logger="sqsjobs"):
+        assert await JobWorker(queue, {"video.transcode": transcode}).run_once()
+    done = await queue.get(job.id)
+    assert done is not None and (done.status, done.result) == (JobStatus.COMPLETED, "transcoded")
+    assert store.beats[0] is False
+    failed = [
+        r.getMessage() for r in caplog.records if r.__dict__.get("event") == "jobs.heartbeat_failed"
+    ]
+    assert failed and "while the lease was still this run's" in failed[0]

@@ -17,6 +17,14 @@ not named in ``batchItemFailures``, so a message is named unless its job reached
 
 Standard queues run the batch's records concurrently; FIFO queues run them in order and
 stop at the first record that does not finish, naming it and every record after it.
+
+The event is read whole first. One that is no SQS event, or has a record from a queue
+the store does not know (the function is mapped to another store's queue, whose messages
+are not ours to delete), is refused (``JobConfigError``, ``invalid_event``) before anything
+is done. A record no event source mapping sends (not an object; ``messageId``,
+``receiptHandle``, ``body`` or ``eventSourceARN`` missing or empty) is skipped, logged and
+never named: a retry cannot mend it, and an id Lambda does not know fails the whole batch.
+
 A job's timeout is capped by the invocation's remaining time less ``safety_margin``; a
 job cut off there is released (the attempt is not counted), never lost. That deadline
 also ends the tries of an outcome's write that keeps failing (heartbeats hold the lease
@@ -35,14 +43,17 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.backoff import Backoff
+from ..core.errors import JobConfigError
 from ..core.models import Job
 from ..core.store import watch_claims
+from ..core.text import safe_line
 from ..core.validation import Span, seconds
 from ..handlers.registry import JobRegistry
 from ..observe.log import LOGGER_NAME, Event, default_logger
@@ -50,7 +61,7 @@ from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for, metrics_from_env
 from ..worker.run import Hook, Hooks, JobRun, Outcome, RunSettings
 from .store.sqs_store import LambdaMode, SqsJobStore, lambda_mode
-from .wire.sqs import Message
+from .wire.sqs import Message, message_from_record
 
 if TYPE_CHECKING:
     from ._cron_handler import make_cron_handler as make_cron_handler
@@ -60,6 +71,12 @@ ReconcileHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
 # A margin as long as Lambda's longest timeout would cut every job at once.
 SAFETY_MARGIN = Span(maximum=900.0, why="Lambda's longest timeout")
 FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
+SQS_SOURCE = "aws:sqs"
+QUEUE_ARN = re.compile(r"arn:[^:\s]+:sqs:[^:\s]*:[^:\s]*:(?P<name>[^:\s]+)")
+# The fields Lambda copies from every received message; without one a record cannot be
+# claimed, settled or named.
+REQUIRED = ("messageId", "receiptHandle", "body", "eventSourceARN")
+SHOWN = 5  # skipped records named per reason in the log line; the count says the rest
 
 
 class EventRecord(NamedTuple):
@@ -68,6 +85,13 @@ class EventRecord(NamedTuple):
     queue: str
     fifo: bool
     message: Message
+
+
+class Batch(NamedTuple):
+    """An SQS event as read: the records to run, and the skipped ones by reason."""
+
+    records: list[EventRecord]
+    skipped: dict[str, list[str]]  # reason -> the records' ids (or positions, ``#3``)
 
 
 def make_lambda_handler(
@@ -117,7 +141,8 @@ def make_lambda_handler(
     )
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, list[dict[str, str]]]:
-        failures = asyncio.run(runner.invoke(event, context))
+        batch = runner.read(event)  # refuses what is no SQS event before anything is done
+        failures = asyncio.run(runner.invoke(batch, context))
         return {"batchItemFailures": [{"itemIdentifier": m} for m in failures]}
 
     return handler
@@ -132,35 +157,79 @@ class _LambdaRunner:
             url.rstrip("/").rsplit("/", 1)[-1]: q for q, url in mode.store.queue_urls.items()
         }
 
-    async def invoke(self, event: Mapping[str, Any], context: Any) -> list[str]:
+    def read(self, event: object) -> Batch:
+        """The event's records to run and those to skip; ``JobConfigError`` for an event
+        that is not an SQS event of this store's queues (see module docs)."""
+        batch = Batch([], {})
+        for index, raw in enumerate(sqs_records(event)):
+            read = self._record(raw)
+            if isinstance(read, EventRecord):
+                batch.records.append(read)
+            else:
+                batch.skipped.setdefault(read, []).append(_label(index, raw))
+        return batch
+
+    async def invoke(self, batch: Batch, context: Any) -> list[str]:
         """The message ids to name as failures."""
         cutoff = _remaining(context) - self._margin if context is not None else None
-        records = [self._record(raw) for raw in event.get("Records", [])]
+        if batch.skipped:
+            self._log_skipped(batch)
         failures: list[str] = []
         try:
-            for (queue, fifo), group in _groups(records).items():
+            for (queue, fifo), group in _groups(batch.records).items():
                 run = self._in_order if fifo else self._together
                 failures += await run(queue, [r.message for r in group], cutoff)
         finally:
             await self._mode.background.aclose()  # pending SQS work goes out with this call
         return failures
 
-    def _record(self, raw: Mapping[str, Any]) -> EventRecord:
-        source = str(raw.get("eventSourceARN", ""))
-        name = source.rsplit(":", 1)[-1]
-        queue = self._queues.get(name)
+    def _record(self, raw: object) -> EventRecord | str:
+        """The record as the store sees it, or why it is skipped."""
+        if not isinstance(raw, Mapping):
+            return f"not an object ({_kind(raw)})"
+        for field in REQUIRED:
+            value = raw.get(field)
+            if not isinstance(value, str) or not value:
+                return f"{field} missing, empty or not a string"
+        source: str = raw["eventSourceARN"]
+        match = QUEUE_ARN.fullmatch(source)
+        if match is None:
+            return "eventSourceARN is not an SQS queue's ARN"
+        queue = self._queues.get(match["name"])
         if queue is None:
             known = ", ".join(sorted(self._queues)) or "none"
-            raise ValueError(f"Event record from {source!r}: this store's queues are {known}")
-        return EventRecord(queue, name.endswith(".fifo"), message_from_record(raw))
+            raise JobConfigError(
+                "invalid_event",
+                f"Event record from {_quoted(source)}: this store's queues are {known}; "
+                "map this function only to its store's queues. Nothing was done.",
+            )
+        return EventRecord(queue, match["name"].endswith(".fifo"), message_from_record(raw))
+
+    def _log_skipped(self, batch: Batch) -> None:
+        count = sum(len(labels) for labels in batch.skipped.values())
+        parts = []
+        for reason, labels in batch.skipped.items():
+            more = ", ..." if len(labels) > SHOWN else ""
+            parts.append(f"{len(labels)} {reason}: {', '.join(labels[:SHOWN])}{more}")
+        summary = "; ".join(parts)
+        self._settings.logger.warning(
+            "Skipped %d of %d event record(s) that no SQS event source mapping sends; "
+            "nothing was done with them and they are not reported: %s",
+            count,
+            count + len(batch.records),
+            summary,
+            extra={"event": Event.MALFORMED_MESSAGE, "skipped": count, "error": summary},
+        )
 
     async def _together(
         self, queue: str, messages: list[Message], cutoff: float | None
     ) -> list[str]:
         jobs, settled = await self._claim(queue, messages)
         outcomes = await asyncio.gather(*(self._run(job, cutoff) for job, _ in jobs))
-        finished = {m.message_id for (_, m), o in zip(jobs, outcomes, strict=True) if o in FINISHED}
-        return [m.message_id for m in messages if m.message_id not in finished | settled]
+        done = settled | {
+            m.message_id for (_, m), o in zip(jobs, outcomes, strict=True) if o in FINISHED
+        }
+        return [m.message_id for m in messages if m.message_id not in done]
 
     async def _in_order(
         self, queue: str, messages: list[Message], cutoff: float | None
@@ -204,17 +273,70 @@ class _LambdaRunner:
             return None
 
 
-def message_from_record(raw: Mapping[str, Any]) -> Message:
-    """The store's view of a Lambda SQS record (the same fields a receive returns)."""
-    attributes = raw.get("attributes", {})
-    return Message(
-        message_id=str(raw["messageId"]),
-        receipt_handle=str(raw["receiptHandle"]),
-        body=str(raw.get("body", "")),
-        receive_count=int(attributes.get("ApproximateReceiveCount", "1")),
-        sent_at=int(attributes.get("SentTimestamp", "0")) / 1000,
-        group=attributes.get("MessageGroupId"),  # a DLQ copy on a FIFO queue needs it
+def sqs_records(event: object) -> Sequence[object]:
+    """The records of an SQS event, or ``JobConfigError`` naming what came instead.
+
+    A record that names its source names it in ``eventSource`` (SNS: ``EventSource``);
+    one source other than SQS makes the whole event another service's, since a mapping
+    never mixes sources.
+    """
+    if not isinstance(event, Mapping):
+        raise _not_sqs(_kind(event))
+    records = event.get("Records")
+    if not isinstance(records, list | tuple):
+        raise _not_sqs(_described(event))
+    for raw in records:
+        source = (
+            raw.get("eventSource", raw.get("EventSource")) if isinstance(raw, Mapping) else None
+        )
+        if isinstance(source, str) and source != SQS_SOURCE:
+            raise _not_sqs(f"an event whose records come from {_quoted(source)}")
+    return records
+
+
+def _not_sqs(what: str) -> JobConfigError:
+    return JobConfigError(
+        "invalid_event",
+        f"The jobs handler takes SQS events ({{'Records': [...]}}, each record with "
+        f"eventSource {SQS_SOURCE!r}, from the queue's event source mapping); it got {what}. "
+        "Nothing was done.",
     )
+
+
+def _described(event: Mapping[Any, Any]) -> str:
+    """What an event without a ``Records`` list is, in words, to name it in the error."""
+    if "Records" in event:
+        return f"an object whose 'Records' is {_kind(event['Records'])}, not a list"
+    if "detail-type" in event:
+        kind, source = _quoted(event["detail-type"]), _quoted(event.get("source"))
+        scheduled = " (a schedule is for make_reconcile_handler or make_cron_handler)"
+        hint = scheduled if event["detail-type"] == "Scheduled Event" else ""
+        return f"an EventBridge event (source {source}, detail-type {kind}){hint}"
+    if "httpMethod" in event or isinstance(event.get("requestContext"), Mapping):
+        route = event.get("routeKey") or f"{event.get('httpMethod')} {event.get('path')}"
+        return f"an API Gateway request ({_quoted(route)})"
+    keys = [_quoted(key) for key in list(event)[: SHOWN + 1]]
+    listed = ", ".join(keys[:SHOWN]) + (", ..." if len(keys) > SHOWN else "")
+    return f"an object with keys {listed} and no 'Records'" if keys else "an empty object"
+
+
+def _quoted(value: object) -> str:
+    """A value from the event, quoted, one line and short: it goes into logs and errors."""
+    text = safe_line(str(value))
+    return repr(text if len(text) <= 100 else text[:99] + "…")
+
+
+def _kind(value: object) -> str:
+    """A value's kind as the error names it: JSON's ``null`` arrives as ``None``."""
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def _label(index: int, raw: object) -> str:
+    """How the log names a skipped record: its message id if it has one, else its place."""
+    message_id = raw.get("messageId") if isinstance(raw, Mapping) else None
+    if isinstance(message_id, str) and message_id:
+        return _quoted(message_id)
+    return f"#{index}"
 
 
 def _groups(records: Sequence[EventRecord]) -> dict[tuple[str, bool], list[EventRecord]]:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .requests import EnqueueResult
 
 ConfigErrorCode = Literal[
+    "invalid_event",  # a Lambda handler was given an event of another kind
     "invalid_name",
     "invalid_option",
     "invalid_payload",

@@ -20,8 +20,12 @@ job meanwhile. What ends the tries is the store's answer, or whoever runs the jo
     the worker stops and its grace is over: one release ► RELEASED; or, that failing
                                                           too, UNRECORDED: heartbeats end
                                                           and the lease runs out
-    the invocation's deadline (Lambda) ─────────────────► UNRECORDED: the next claim's
+    the invocation's deadline (Lambda): one release ────► RELEASED, or UNRECORDED as above
     refused as invalid for ``PERMANENT_PATIENCE`` leases ► UNRECORDED, heartbeats end
+
+A heartbeat refused while the record read after it allows one (still running under the
+run's token, the lease not over) is the store erring, not the lease lost: it is logged and
+the next beat tries again, the handler going on.
 
 Every way out that records nothing is logged with what becomes of the job. The
 worker's slot stays taken meanwhile: the job is not done. A write refused as invalid
@@ -50,10 +54,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from ..core.backoff import Backoff
 from ..core.errors import describe_error, refused_for_good
-from ..core.lifecycle import after_lease, holds_lease
+from ..core.lifecycle import after_lease, holds_lease, may_heartbeat
 from ..core.models import Job
 from ..core.store import JobStore
-from ..core.times import utc
+from ..core.times import epoch, utc
 from ..observe.log import Event
 from .writes import RefusedWhileHeld, Write, Written, judged, shows
 
@@ -150,10 +154,19 @@ class Lease:
             self.until = until
             if self.on_extended is not None:
                 await self.on_extended(until, now)
+        elif self._may_beat(await self._read(), now):  # no condition failed: the store erred
+            raise RefusedWhileHeld("the store refused it while the lease was still this run's")
         else:
             self.lost.set()
             self.on_lost()
         return held
+
+    def _may_beat(self, record: Job | None, now: float) -> bool:
+        """Whether ``record`` allows a heartbeat at ``now``, as the store's condition reads it."""
+        if record is None:
+            return False
+        until = None if record.lease_until is None else epoch(record.lease_until)
+        return may_heartbeat(record.status, record.lease_token, until, self.token, now)
 
     @contextlib.asynccontextmanager
     async def _turn(self, patience: float | None) -> AsyncIterator[None]:
@@ -238,6 +251,8 @@ class Lease:
     async def _after_failure(self, write: Write, failures: int) -> Written | None:
         """Wait before the next try; None to make it, else how the write ended."""
         if self.deadline is not None and time.monotonic() >= self.deadline:
+            if write.instead is not None:  # released, run again: never dead for a late write
+                return await self._give_way(write, "before the invocation deadline")
             return self._unrecorded(write, "before the invocation deadline", "; ")
         delay = 0.0 if self.lost.is_set() else WRITE_RETRY.delay(failures)
         if self.deadline is not None:
@@ -280,9 +295,9 @@ class Lease:
             return None
         return judged(record, write, Written.LOST)
 
-    async def _give_way(self, write: Write) -> Written:
-        """The stop's grace ended with ``write`` unrecorded: one try of its release (the job
-        queued again, the attempt not counted), then what follows, said in the log."""
+    async def _give_way(self, write: Write, when: str = "before the worker stopped") -> Written:
+        """The stop's grace (or the invocation) ended with ``write`` unrecorded: one try of
+        its release (the job queued again, the attempt not counted), then what follows."""
         assert write.instead is not None, "only a write with a release gives way to a stop"
         release = write.instead()
         failed: str | None = None
@@ -304,7 +319,7 @@ class Lease:
         await self._let_go_now()  # so the lease logged below is the last one
         until = utc(self.until).isoformat(timespec="milliseconds")
         then = f"; releasing it failed too ({failed}); heartbeats stopped, its lease runs out at "
-        return self._unrecorded(write, "before the worker stopped", f"{then}{until}: ")
+        return self._unrecorded(write, when, f"{then}{until}: ")
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -66,6 +66,7 @@ from .writes import Write, Written
 
 Reason = Literal["timeout", "lease_lost", "stop", "cutoff"]
 CUTOFF_ERROR = "invocation deadline reached"
+ENDS = {False: ("the stop's grace", STOPPING_ERROR), True: ("the invocation", CUTOFF_ERROR)}
 Hook = Callable[..., Any]
 _RANDOM = random.Random()  # slot order and deferral jitter
 
@@ -310,17 +311,13 @@ class JobRun:
         return Write("deferral", call, now, after_release(run_at, now)[0])
 
     def _stopping(self) -> Write:
-        """What an outcome still unrecorded when a stop's grace ends gives way to."""
-        return self._releasing(STOPPING_ERROR)
+        """What an outcome unrecorded when a stop's grace (or the invocation) ends gives way to."""
+        return self._releasing(ENDS[self.cutoff is not None][1])
 
     def _released(self, why: str, detail: str = "") -> Outcome:
-        job = self.job
-        self._log(
-            logging.INFO,
-            Event.RELEASED,
-            f"Released job {job.name!r} ({job.id}) back to its queue: {why}{detail}",
-            error=why,
-        )
+        job, level = self.job, logging.INFO
+        message = f"Released job {job.name!r} ({job.id}) back to its queue: {why}{detail}"
+        self._log(level, Event.RELEASED, message, error=why)
         return Outcome.RELEASED
 
     async def _defer(self, deferral: Deferral, level: int) -> Outcome:
@@ -342,9 +339,10 @@ class JobRun:
             return Outcome.UNRECORDED
         if written is Written.RELEASED:
             why = self.lease.error or "the store had not answered"
+            within, reason = ENDS[self.cutoff is not None]
             return self._released(
-                STOPPING_ERROR,
-                f"; its {write.what} was not recorded within the stop's grace ({why}), "
+                reason,
+                f"; its {write.what} was not recorded within {within} ({why}), "
                 "so it runs again, this attempt not counted",
             )
         if written is Written.LOST or (written is Written.CANCELLED and self.lease.lost.is_set()):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ...core.validation import QUEUE_NAME
@@ -161,6 +161,38 @@ def message_from_reply(raw: dict[str, Any]) -> Message:
         group=attributes.get("MessageGroupId"),
         copied=copy.get("StringValue") == DEAD_LETTER_COPY,
     )
+
+
+def message_from_record(raw: Mapping[str, Any]) -> Message:
+    """A message as a Lambda SQS event record spells it (the fields a receive returns).
+
+    A missing or unreadable receive count or send time reads as an unknown history: a
+    first receive sent at epoch 0, so a return re-sends a fresh message (``plan_return``)
+    rather than hiding one that may be near its receive limit or its retention.
+    """
+    attributes = raw.get("attributes")
+    if not isinstance(attributes, Mapping):
+        attributes = {}
+    count = _whole(attributes.get("ApproximateReceiveCount"))
+    sent = _whole(attributes.get("SentTimestamp"))
+    group = attributes.get("MessageGroupId")  # a DLQ copy on a FIFO queue needs it
+    if count is None or sent is None or count < 1:
+        count, sent = 1, 0
+    return Message(
+        message_id=str(raw["messageId"]),
+        receipt_handle=str(raw["receiptHandle"]),
+        body=str(raw.get("body", "")),
+        receive_count=count,
+        sent_at=sent / 1000,
+        group=group if isinstance(group, str) and group else None,
+    )
+
+
+def _whole(value: object) -> int | None:
+    """An attribute's whole number (SQS writes them as decimal strings), or ``None``."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    return None
 
 
 def whole_seconds(seconds: float) -> int:
