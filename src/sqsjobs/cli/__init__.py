@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from ..core.text import safe_line
 from ._config import TARGET
 from ._dashboard import dashboard
 from ._demo import demo
@@ -52,6 +53,14 @@ class SqsJobsGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:
+            # click quotes most arguments with repr, but not all ("Got unexpected extra
+            # argument (...)" shows them raw): the error line gets the escapes and
+            # redactions of every other line the command line prints.
+            message = error.format_message()
+            if safe_line(message) == message:
+                raise
+            raise click.UsageError(safe_line(message), error.ctx) from error
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as error:

@@ -16,6 +16,12 @@ a network blip does not stop it.
 
 Every command that needs a store takes ``@store_options`` and receives one
 ``StoreConfig``; none of them reads the environment itself.
+
+``--region`` and ``--endpoint-url`` are checked by botocore's own rules as they are
+parsed: botocore applies them only when the first call is made, and its refusal
+(``InvalidRegionError``, ``ValueError: Invalid endpoint``) would then be a failure (exit 1)
+that names neither option. A ``--stack`` that is not UTF-8 text (a byte the shell passed
+through undecoded) is refused the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from botocore.exceptions import InvalidRegionError  # type: ignore[import-untyped]
+from botocore.utils import (  # type: ignore[import-untyped]
+    is_valid_endpoint_url,
+    is_valid_ipv6_endpoint_url,
+    validate_region_name,
+)
 
 from ._errors import usage_error
 
@@ -113,6 +125,51 @@ def default_queue(store: SqsJobStore) -> str:
     return DEFAULT_QUEUE if DEFAULT_QUEUE in names else names[0]
 
 
+def _region(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if not value:
+        return value
+    try:
+        validate_region_name(value)
+    except InvalidRegionError:
+        raise click.BadParameter(
+            f"{value!r} is not an AWS region name: letters, digits and hyphens, "
+            "e.g. us-east-1 or eu-central-1",
+            ctx,
+            param,
+        ) from None
+    return value
+
+
+def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if not value:
+        return value
+    try:
+        valid = is_valid_endpoint_url(value) or is_valid_ipv6_endpoint_url(value)
+    except ValueError:  # a malformed IPv6 host, or one that IDNA cannot encode
+        valid = False
+    if not valid:
+        raise click.BadParameter(
+            f"{value!r} is not an endpoint URL: a scheme and a host name, "
+            "e.g. http://localhost:4566 or https://sqs.eu-west-1.amazonaws.com",
+            ctx,
+            param,
+        )
+    return value
+
+
+def _stack(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    text = value or ""
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        raise click.BadParameter(
+            f"{text!r} is not a stack name: {text[error.start]!r} is not UTF-8 text",
+            ctx,
+            param,
+        ) from None
+    return value
+
+
 def aws_options(command: F) -> F:
     """Add ``--endpoint-url`` and ``--region``, passed on as one ``aws: AwsConfig``."""
 
@@ -124,11 +181,13 @@ def aws_options(command: F) -> F:
         "--region",
         envvar=REGION_ENV,
         metavar="REGION",
+        callback=_region,
         help=f"AWS region (or {REGION_ENV}; default: AWS_DEFAULT_REGION, else the profile's).",
     )(wrapper)
     wrapper = click.option(
         "--endpoint-url",
         metavar="URL",
+        callback=_endpoint,
         help="AWS endpoint, e.g. a local emulator (default: AWS_ENDPOINT_URL, else AWS).",
     )(wrapper)
     return wrapper  # type: ignore[return-value]
@@ -146,6 +205,7 @@ def store_options(command: F) -> F:
         "--stack",
         envvar=STACK_ENV,
         metavar="NAME",
+        callback=_stack,
         help=f"CloudFormation stack deployed from infra/ (or {STACK_ENV}); "
         f"without it, {TABLE_ENV} and {QUEUES_ENV} name the table and queues.",
     )(wrapper)

@@ -58,6 +58,14 @@ def _timezone(ctx: click.Context, param: click.Parameter, value: str) -> str:
         return check_timezone(value)
     except JobConfigError as error:
         raise click.BadParameter(str(error), ctx, param) from None
+    except OSError:
+        # ZoneInfo opens the key as a file of the tz database: a directory of it
+        # ('America') or a name too long for a path fails there, and is no zone either.
+        raise click.BadParameter(
+            f"Invalid cron timezone {value!r}: must be an IANA name like 'UTC' or 'Europe/Berlin'",
+            ctx,
+            param,
+        ) from None
 
 
 def parse_crons(entries: Sequence[str], timezone: str) -> tuple[Cron, ...]:

@@ -54,12 +54,15 @@ def one_line(error: BaseException) -> str:
     sqsjobs' own errors (every ``JobError``, a user's subclass too) already say what was
     wrong and what is allowed, so their message stands alone; anything else is prefixed
     with its type, since a bare ``KeyError`` message (``'name'``) means nothing by itself.
+    A line too long loses its middle, not its end: it is most often a long value quoted
+    in it, and the end says what is allowed (``Invalid job name '999…999': must match``).
     """
     text = safe_line(" ".join(str(error).split()))
     if not isinstance(error, JobError):
         text = f"{type(error).__name__}: {text}" if text else type(error).__name__
     if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 1] + "…"
+        half = (MAX_MESSAGE_CHARS - 1) // 2
+        text = f"{text[:half]}…{text[-half:]}"
     return text or type(error).__name__
 
 

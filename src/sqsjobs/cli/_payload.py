@@ -60,13 +60,19 @@ def _text(value: str) -> tuple[str | None, str]:
 def _read_file(path: str) -> tuple[str, str]:
     if not path:
         raise Unreadable("expected a file name after '@', e.g. @payload.json")
-    expanded = os.path.expanduser(path)
     try:
-        with open(expanded, "rb") as file:
+        with open(os.path.expanduser(path), "rb") as file:
             data = file.read()
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise Unreadable(f"cannot read payload file {path!r}: {reason}") from None
+    except ValueError:
+        # Refused before the OS is asked (by open, or by expanduser's user lookup): a NUL
+        # or a lone surrogate cannot be part of a file name, so no such file can exist.
+        raise Unreadable(
+            f"cannot read payload file {path!r}: a file name cannot hold a NUL character "
+            "or a lone surrogate"
+        ) from None
     return repr(path), _decoded(data, f"payload file {path!r}")
 
 

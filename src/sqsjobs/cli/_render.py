@@ -337,8 +337,17 @@ class StatsTables:
 INSTANT = TypeAdapter(datetime)
 
 
+# Taken as they are rather than through pydantic, whose JSON mode gives up at 255 levels
+# of nesting: they are JSON values already (a producer stores only what validation made
+# plain), and a payload may nest deeper than that, so --json would fail after enqueueing.
+AS_STORED = frozenset({"payload", "result"})
+
+
 def job_record(job: Job) -> dict[str, Any]:
-    return job.model_dump(mode="json")
+    """``job.model_dump(mode="json")``, for a payload or result of any depth too."""
+    dumped = job.model_dump(mode="json", exclude=set(AS_STORED))
+    shown = [name for name, field in Job.model_fields.items() if not field.exclude]
+    return {name: getattr(job, name) if name in AS_STORED else dumped[name] for name in shown}
 
 
 def dead_letter_record(letter: DeadLetter) -> dict[str, Any]:

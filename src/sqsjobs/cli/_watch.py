@@ -8,7 +8,9 @@ snapshot is printed after the last, under a rule with the time it was taken. Wit
 Lines, for ``jq``).
 Ctrl-C ends a watch with exit 0: it is how watching stops, not a failure. A refresh
 that fails ends it like the command without ``--watch`` (one ``error:`` line, exit 1).
-Each refresh costs what the command costs once.
+Each refresh costs what the command costs once. The interval is finite and at most a
+day: NaN would refresh without pause (``max(0, nan)`` is 0), and an interval too large
+for ``time.sleep`` would fail only after the first snapshot was shown.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from ._options import Seconds
 from ._render import json_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_INTERVAL = 2.0
 MIN_INTERVAL = 0.1
+MAX_INTERVAL = 86_400.0  # a day
 
 
 def watch_option(what: str) -> Callable[[F], F]:
@@ -36,7 +40,7 @@ def watch_option(what: str) -> Callable[[F], F]:
     return click.option(
         "--watch",
         "watch_every",
-        type=click.FloatRange(min=MIN_INTERVAL),
+        type=Seconds(min=MIN_INTERVAL, max=MAX_INTERVAL),
         is_flag=False,
         flag_value=DEFAULT_INTERVAL,
         default=None,
