@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from sqsjobs import EnqueueRequest, Job, JobConfigError, JobStatus
+from sqsjobs import EnqueueRequest, Job, JobConfigError, JobQueue, JobStatus, MemoryJobStore
 from sqsjobs.core.validation import checked_json, plain_json
 from sqsjobs.producer.enqueue import prepare
 
@@ -213,7 +213,30 @@ def test_cyclic_payload_rejected() -> None:
     cycle: list[Any] = []
     cycle.append(cycle)
     message = rejected("invalid_payload", payload=cycle)
-    assert "nested too deeply or contains a cycle" in message
+    assert "nested more than 200 levels deep" in message
+
+
+def nested(levels: int) -> Any:
+    """``levels`` containers, a dict and a list by turns, around one string."""
+    value: Any = "Grüße"
+    for level in range(levels):
+        value = {"n": value} if level % 2 else [value]
+    return value
+
+
+async def test_a_payload_nested_as_deep_as_every_reader_of_a_job_can_take_is_accepted() -> None:
+    queue = JobQueue(MemoryJobStore())
+    job = (await queue.enqueue("tree.walk", nested(201))).job  # levels 0 to 200
+    stored = await queue.get(job.id)
+    assert stored is not None and stored.payload == nested(201)
+    stored.model_dump(mode="json")  # what the CLI and the dashboard print
+    stored.model_dump_json()
+
+
+def test_a_payload_nested_deeper_than_that_is_refused_before_anything_is_written() -> None:
+    message = rejected("invalid_payload", payload=nested(202))
+    assert "nested more than 200 levels deep" in message
+    assert len(message) < 400  # the path is cut short, the rule stays readable
 
 
 DIGITS = sys.get_int_max_str_digits()

@@ -24,6 +24,7 @@ def at(text: str) -> float:
         ({"schedule": "* * * * * *"}, "invalid_option"),  # six fields: seconds are not allowed
         ({"schedule": "* * *"}, "invalid_option"),
         ({"timezone": "Mars/Olympus"}, "invalid_option"),
+        ({"timezone": "America"}, "invalid_option"),  # a directory of zones, not a zone
         ({"options": {"idempotency_key": "k"}}, "invalid_option"),
         ({"options": {"name": "other"}}, "invalid_option"),
         ({"options": {"payload": {}}}, "invalid_option"),

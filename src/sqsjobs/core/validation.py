@@ -221,6 +221,11 @@ def tenant_group(group: str, tenant: str) -> str:
     return confined
 
 
+# Levels of nesting a payload or result may have: what every reader of a job (pydantic's
+# dump, from 255 levels on, and the JSON printers of the CLI and dashboard) can take.
+MAX_DEPTH = 200
+
+
 def plain_json(value: Any, what: str = "payload") -> JsonValue:
     """A plain-JSON copy of ``value`` (pydantic models dumped), or ``invalid_payload``."""
     try:
@@ -231,18 +236,20 @@ def plain_json(value: Any, what: str = "payload") -> JsonValue:
         ) from None
 
 
-def _plain(value: Any, what: str, path: str) -> JsonValue:
+def _plain(value: Any, what: str, path: str, depth: int = 0) -> JsonValue:
+    if depth > MAX_DEPTH and isinstance(value, dict | list):
+        raise _bad(what, path[:40] + "…", f"it is nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, dict):
         out: dict[str, JsonValue] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise _bad(what, path, f"key {key!r} is a {type(key).__name__}, not a str")
-            out[_text(key, what, path, key=True)] = _plain(item, what, f"{path}.{key}")
+            out[_text(key, what, path, key=True)] = _plain(item, what, f"{path}.{key}", depth + 1)
         return out
     if isinstance(value, list):
-        return [_plain(item, what, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [_plain(item, what, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
     if isinstance(value, BaseModel):
-        return _plain(_dumped(value, what, path), what, path)
+        return _plain(_dumped(value, what, path), what, path, depth)
     return _scalar(value, what, path)
 
 

@@ -30,7 +30,7 @@ def check_timezone(timezone: str) -> str:
     """``timezone`` if it names a zone crons can be read in."""
     try:
         ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
+    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):  # OSError: a directory
         raise JobConfigError(
             "invalid_option",
             f"Invalid cron timezone {timezone!r}: must be an IANA name like "
