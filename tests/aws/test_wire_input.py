@@ -36,7 +36,7 @@ from sqsjobs import Job, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.flows import claim as _claim
 from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job, job_key
-from sqsjobs.aws.wire.protocol import AwsError, drive
+from sqsjobs.aws.wire.protocol import AwsError, Throttled, drive
 from sqsjobs.aws.wire.sqs import Message
 
 from .conftest import depth
@@ -287,6 +287,19 @@ def test_a_message_for_a_missing_record_is_deleted_and_named() -> None:
 
 
 def test_throttling_is_not_taken_for_a_malformed_record() -> None:
-    aws = FakeAws(update_item=[AwsError("ThrottlingException", "", "update_item", RuntimeError())])
+    aws = FakeAws(update_item=[Throttled("ThrottlingException", "", "update_item", RuntimeError())])
     claimed = claim_batch(aws, ["x" * 32])
     assert (len(claimed.errors), claimed.malformed, aws.operations) == (1, [], ["update_item"])
+
+
+def test_a_claim_write_with_no_answer_is_released_under_its_token() -> None:
+    """It may have been applied: a lease nobody runs would spend an attempt."""
+    timeout = AwsError("ReadTimeoutError", "Read timeout", "update_item", TimeoutError())
+    aws = FakeAws(update_item=[timeout])
+    claimed = claim_batch(aws, ["x" * 32])
+    assert (len(claimed.errors), aws.operations) == (1, ["update_item", "update_item"])
+    [(job_id, token)] = claimed.unanswered
+    release = aws.calls[-1].params
+    assert release["Key"] == {"pk": {"S": f"job#{job_id}"}}
+    assert release["ExpressionAttributeValues"][":token"] == {"S": token}
+    assert "#attempts - :one" in release["UpdateExpression"]

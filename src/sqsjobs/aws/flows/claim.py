@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
+from types import MappingProxyType
 from typing import NamedTuple
 
 from ...core.errors import MAX_ERROR_CHARS, describe_error
@@ -45,6 +46,7 @@ from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from ..wire.sqs import Hide, MalformedMessage, Message, Resend
 from .bodies import claim_horizon, extend_bodies, read_bodies
 from .messages import MessagePlan, carry_out
+from .unanswered import late, no_answer, undo
 
 
 class Refusal(Enum):
@@ -78,8 +80,6 @@ class Delivery(NamedTuple):
 class Claimed:
     """What one claim round did: jobs leased to the caller, and what the store must log."""
 
-    __slots__ = ("copies_due", "dead", "deliveries", "errors", "malformed", "settled", "unknown")
-
     def __init__(self) -> None:
         self.deliveries: list[Delivery] = []
         # Message ids done with for good: deleted (a job that ended, or has no record) or
@@ -91,6 +91,8 @@ class Claimed:
         self.malformed: list[tuple[Message, str]] = []
         self.unknown: list[tuple[Message, str]] = []  # job id without record
         self.errors: list[AwsError] = []
+        self.unanswered: list[tuple[str, str]] = []  # (job id, token): claims with no answer
+        self.undone: list[str] = []  # job ids whose unanswered claim applied late, undone now
 
 
 def why_refused(stored: Stored | None, queue: str, now: float, skew: float) -> Refusal:
@@ -122,9 +124,10 @@ def claim_received(
     worker_id: str,
     now: float,
     visibility: int,
+    unanswered: Mapping[str, str] = MappingProxyType({}),
 ) -> Flow[Claimed]:
-    """Claim the jobs ``messages`` deliver; dispose of every message that
-    needs no run.
+    """Claim the jobs ``messages`` deliver; dispose of every message that needs no run.
+    ``unanswered``: the tokens of earlier claim writes that got no answer, by job id.
 
     Two messages for one job in the same batch (SQS delivers at least once) make one
     claim write; the other message is then judged like any duplicate.
@@ -159,6 +162,14 @@ def claim_received(
             continue
         if isinstance(reply, ConditionFailed) and stored is None:
             claimed.unknown.append((message, job_id))  # deleted below; worth a log line
+        elif first and isinstance(reply, ConditionFailed) and late(stored, unanswered.get(job_id)):
+            yield from undo(layout, job_id, unanswered[job_id], now)
+            claimed.undone.append(job_id)
+            plan.hides.append((message.receipt_handle, 0))  # claimable again at once
+            continue
+        elif first and no_answer(reply):
+            claimed.unanswered.append((job_id, leases[job_id]))
+            yield from undo(layout, job_id, leases[job_id], now)
         yield from _dispose(
             layout, queue, message, reply, stored, now, visibility, claimed, plan, first=first
         )

@@ -165,8 +165,10 @@ class Claims:
     ) -> list[Delivery]:
         """Claim what ``messages`` deliver; ``settled`` gets the ids disposed of for good."""
         visibility = self._state.visibility_of(queue)
-        flow = claim.claim_received(layout, queue, messages, worker_id, now, visibility)
+        unanswered = self._state.unanswered_now()
+        flow = claim.claim_received(layout, queue, messages, worker_id, now, visibility, unanswered)
         claimed = await self._run(flow)
+        self._state.note_unanswered(claimed)
         _log_disposed(queue, claimed)
         if settled is not None:
             settled |= claimed.settled

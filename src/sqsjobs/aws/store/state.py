@@ -8,9 +8,11 @@ of the blocking transport are made once. The Lambda handler's store shares it to
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from ..flows.claim import Claimed
 from ..flows.describe import describe_missing
 from ..transports.boto import BotoTransport
 from ..transports.endpoint import Endpoint
@@ -22,6 +24,7 @@ from .deliveries import DeliveryMap
 T = TypeVar("T")
 
 DEFAULT_VISIBILITY = 30  # until a claim shows a queue's leases
+UNANSWERED_KEPT = 1000  # unanswered claims remembered per store
 
 
 class StoreState:
@@ -35,6 +38,28 @@ class StoreState:
         self.boto = BotoTransport(settings.endpoint)
         self.deliveries = DeliveryMap()
         self.visibility: dict[str, int] = {}  # per queue: the visibility its leases need
+        # job id -> token of a claim write that got no answer (``flows.unanswered``); the
+        # newest ``UNANSWERED_KEPT``, as dict order keeps them
+        self.unanswered: dict[str, str] = {}
+        self._unanswered_lock = threading.Lock()
+
+    def unanswered_now(self) -> dict[str, str]:
+        with self._unanswered_lock:
+            return dict(self.unanswered)
+
+    def note_unanswered(self, claimed: Claimed) -> None:
+        """Remember the round's unanswered claims; forget those it undid."""
+        with self._unanswered_lock:
+            self._note(claimed)
+
+    def _note(self, claimed: Claimed) -> None:
+        for job_id in claimed.undone:
+            self.unanswered.pop(job_id, None)
+        for job_id, token in claimed.unanswered:
+            self.unanswered.pop(job_id, None)
+            self.unanswered[job_id] = token
+        while len(self.unanswered) > UNANSWERED_KEPT:
+            del self.unanswered[next(iter(self.unanswered))]
 
     def described(self, queues: Sequence[str]) -> Flow[Layout]:
         """The layout with every queue in ``queues`` described (each once per store)."""
