@@ -94,7 +94,9 @@ def make_dashboard(
     )
     fence = Fence(allowed_names(allowed_hosts))
     redaction = Redaction(settings.show_payloads, checked_redactor(error_redactor))
-    source = JobSource(store, clock or getattr(target, "clock", None) or time.time)
+    source = JobSource(
+        store, clock or getattr(target, "clock", None) or time.time, settings.refresh
+    )
     guard = Guard(auth=auth, actions=settings.actions, secret=secret)
     app = Starlette(routes=_routes())
     app.state.dashboard = pages.Dashboard(source, guard, settings, _templates(), redaction)

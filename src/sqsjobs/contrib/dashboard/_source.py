@@ -34,6 +34,7 @@ from ...core.store import (
 )
 from ...core.times import epoch
 from . import _figures as figures
+from ._shared import Shared
 
 if TYPE_CHECKING:
     from ...core.reports import QueueStats
@@ -71,9 +72,10 @@ class Overview:
 class JobSource:
     """The store as the dashboard uses it, with the clock that dates each call."""
 
-    def __init__(self, store: JobStore, clock: Callable[[], float]) -> None:
+    def __init__(self, store: JobStore, clock: Callable[[], float], window: float = 0.0) -> None:
         self.store = store
         self.clock = clock
+        self.shared = Shared(window)  # what every viewer's refresh reads (``_shared``)
 
     @property
     def can_retry(self) -> bool:
@@ -100,6 +102,10 @@ class JobSource:
         return sorted(named | {job.queue for job in seen})
 
     async def overview(self) -> Overview:
+        """Counts, depths and figures of every queue; one read per refresh interval."""
+        return await self.shared.read("overview", self._overview)
+
+    async def _overview(self) -> Overview:
         counted = isinstance(self.store, StatsStore)
         wanted = frozenset({COMPLETED, DEAD}) if counted else None
         records, complete = await self.scan(JobFilter(statuses=wanted))
@@ -125,7 +131,8 @@ class JobSource:
 
     async def dead_letter_depths(self) -> dict[str, int]:
         """Messages waiting in each queue's DLQ, as SQS counts them; empty without DLQs."""
-        depths = {found.queue: found.dead_letter_messages for found in await self._stats()}
+        stats = await self.shared.read("stats", self._stats)
+        depths = {found.queue: found.dead_letter_messages for found in stats}
         return {queue: depth for queue, depth in depths.items() if depth is not None}
 
     async def _stats(self) -> list[QueueStats]:
@@ -146,17 +153,20 @@ class JobSource:
         return await self.store.get(job_id, self.clock())
 
     async def cancel(self, job_id: str) -> bool:
+        self.shared.forget()
         return await self.store.cancel(job_id, self.clock())
 
     async def retry(self, job_id: str) -> bool:
         if not isinstance(self.store, RetryStore):
             return False
+        self.shared.forget()
         return await self.store.retry(job_id, self.clock())
 
     async def redrive(self, queue: str | None, name: str | None) -> int:
         """Send dead jobs back to their queues; how many went back."""
         if not isinstance(self.store, RedriveStore):
             return 0
+        self.shared.forget()
         report = await self.store.redrive(queue, name=name)
         return report.redriven
 
