@@ -75,6 +75,17 @@ def test_a_year_costs_few_hops_with_a_generous_redrive_limit() -> None:
     assert hops <= 365 * 2.5
 
 
+@pytest.mark.parametrize("retention", [13 * 3_600.0, 14 * 3_600.0, 4 * DAY])
+def test_a_long_wait_on_a_short_retention_sends_a_fresh_message_twice_a_day(
+    retention: float,
+) -> None:
+    arrived, hops = deliver_until_due(60 * DAY + 1_234.5, 10, retention)
+    assert arrived >= NOW + 60 * DAY + 1_234.5
+    # A hop per 12 hours at most twice over (a hide, then a fresh message), not one per
+    # 15 minutes (5,760 in 60 days on a 13-hour retention).
+    assert hops <= 60 * 5
+
+
 def test_retries_and_releases_never_exhaust_the_redrive_limit() -> None:
     for max_receive_count in (1, 2, 3, 10):
         arrived, _ = deliver_until_due(3 * DAY, max_receive_count, 4 * DAY, hop=False)

@@ -224,15 +224,22 @@ def plan_return(
     message (send, then delete the old one) resets both. Hide while the next receive still
     leaves receives in hand (one for a retry or release; half the redrive budget for a
     ``hop`` of a job not yet due, which may hop many times and should arrive with most of
-    its crash allowance intact) and the message comfortably outlives the hide.
+    its crash allowance intact) and the message comfortably outlives the hide. On a queue
+    whose retention is too short for any full hide (under about 13 h), a hop hides for
+    the room the retention leaves instead, when that is longer than a re-send's delay:
+    back early and alive, it hops again (a fresh message twice a day, not every 15
+    minutes).
     """
     seconds = min(MAX_VISIBILITY, whole_seconds(due_at - now))
     limit = info.max_receive_count
     spare = 1 if limit is None or not hop else max(1, limit // 2)
     receives_ok = limit is None or message.receive_count + 1 + spare <= limit
-    age_ok = now + seconds < message.sent_at + info.retention - RETENTION_MARGIN
-    if receives_ok and age_ok:
+    room = int(message.sent_at + info.retention - RETENTION_MARGIN - now)
+    if receives_ok and seconds < room:
         return Hide(seconds)
+    short = info.retention - RETENTION_MARGIN < MAX_VISIBILITY + MAX_DELAY
+    if receives_ok and hop and short and room > MAX_DELAY:
+        return Hide(room)
     return Resend(send_delay(due_at, now))
 
 
