@@ -177,12 +177,14 @@ async def test_heartbeats_go_on_while_one_try_outlasts_the_lease() -> None:
 async def test_heartbeats_end_once_the_outcome_is_recorded_before_the_hooks_run() -> None:
     store = FlakyWrites({"complete": 1}, clock=time.time)
     queue = JobQueue(store)
-    job = (await queue.enqueue("audit.export", {"tenant": "nuuk-4"}, lease=0.3)).job
+    # A lease long enough that a loaded machine's stall does not lapse it (a beat late by
+    # a lease is refused, which this test would take for a beat after the outcome).
+    job = (await queue.enqueue("audit.export", {"tenant": "nuuk-4"}, lease=1.2)).job
     hooked: list[int] = []
 
     async def on_complete(done: Any) -> None:
         hooked.append(len(store.beats))
-        await asyncio.sleep(0.5)  # five heartbeat intervals in which none may come
+        await asyncio.sleep(2.0)  # five heartbeat intervals in which none may come
 
     worker = JobWorker(queue, {"audit.export": lambda ctx: "ok"}, on_complete=on_complete)
     assert await worker.run_once()
