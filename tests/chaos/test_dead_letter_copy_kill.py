@@ -36,7 +36,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,10 +47,12 @@ import pytest
 from sqsjobs import JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire.items import job_key
-from sqsjobs.testing import local_aws
-from tests.aws.emulator import ENVIRONMENT, unique_prefix
-from tests.faults.conftest import FaultyAws
-from tests.faults.faulty_aws import OBSERVER_CONFIG, Fault, FaultInjector, FaultPlan
+from tests.aws.emulator import unique_prefix
+
+# tests/faults' own emulator behind the fault layer: the holds must not slow the
+# session's emulator, which other tests share.
+from tests.faults.conftest import FaultyAws, faulty_aws  # noqa: F401  (a fixture)
+from tests.faults.faulty_aws import OBSERVER_CONFIG, Fault, FaultPlan
 
 from .test_chaos import ROOT, Fleet, SideEffects, worker_env
 
@@ -99,18 +101,6 @@ POINTS = [
     KillPoint("dlq-send", "sqs", "SendMessageBatch", copies=1, originals=1),
     KillPoint("delete", "sqs", "DeleteMessageBatch", copies=1, originals=0),
 ]
-
-
-@pytest.fixture(scope="module")
-def faulty_aws() -> Iterator[FaultyAws]:
-    """A dedicated emulator behind the fault layer, as in tests/faults: the holds must not
-    slow the session's emulator, which other tests share."""
-    injector = FaultInjector()
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in ENVIRONMENT.items():
-            patch.setenv(name, value)
-        with local_aws(counter=injector) as endpoint:
-            yield FaultyAws(endpoint, injector)
 
 
 class Observer:
@@ -165,7 +155,9 @@ def reconcile(env: dict[str, str]) -> int:
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("point", POINTS, ids=[point.name for point in POINTS])
 def test_a_worker_killed_before_its_dead_letter_copy_is_confirmed_leaves_one_copy(
-    point: KillPoint, faulty_aws: FaultyAws, tmp_path: Path
+    point: KillPoint,
+    faulty_aws: FaultyAws,  # noqa: F811  (the fixture imported above)
+    tmp_path: Path,
 ) -> None:
     store = SqsJobStore.create(
         unique_prefix(), max_receive_count=5, endpoint_url=faulty_aws.endpoint

@@ -33,6 +33,16 @@ def store(aws_endpoint: str) -> Iterator[SqsJobStore]:
     made.close()
 
 
+@pytest.fixture
+def fifo_store(aws_endpoint: str) -> Iterator[SqsJobStore]:
+    """The same on FIFO queues."""
+    made = SqsJobStore.create(
+        unique_prefix(), fifo=True, max_receive_count=5, endpoint_url=aws_endpoint
+    )
+    yield made
+    made.close()
+
+
 @dataclass
 class Context:
     """What the handler reads of Lambda's context object."""

@@ -27,7 +27,7 @@ from sqsjobs.aws.lambda_ import make_lambda_handler
 from sqsjobs.aws.wire.sqs import body
 from sqsjobs.testing import RequestCounts
 
-from ..aws.emulator import COUNTER, unique_prefix
+from ..aws.emulator import COUNTER
 from .conftest import Context, receive_event
 
 ACCOUNT = "123456789012"
@@ -391,28 +391,23 @@ def test_a_malformed_record_is_skipped_and_the_rest_of_the_batch_runs(
 
 
 def test_a_malformed_record_in_a_fifo_batch_does_not_hold_the_records_after_it(
-    aws_endpoint: str, sqs: Any
+    fifo_store: SqsJobStore, sqs: Any
 ) -> None:
-    store = SqsJobStore.create(
-        unique_prefix(), fifo=True, max_receive_count=5, endpoint_url=aws_endpoint
-    )
-    try:
-        queue = SyncJobQueue(store)
-        jobs = [queue.enqueue("ledger.post", {"n": n}, tenant="kunde-42").job for n in range(3)]
-        ran: list[int] = []
+    store = fifo_store
+    queue = SyncJobQueue(store)
+    jobs = [queue.enqueue("ledger.post", {"n": n}, tenant="kunde-42").job for n in range(3)]
+    ran: list[int] = []
 
-        def post(ctx: JobContext) -> None:
-            ran.append(ctx.payload["n"])
+    def post(ctx: JobContext) -> None:
+        ran.append(ctx.payload["n"])
 
-        event = receive_event(sqs, store.queue_urls["default"], 3)
-        del event["Records"][1]["receiptHandle"]
-        handler = make_lambda_handler({"ledger.post": post}, store=store)
-        assert handler(event, Context()) == {"batchItemFailures": []}
-        assert ran == [0, 2]
-        statuses = [j.status for j in map(queue.get, [job.id for job in jobs]) if j]
-        assert statuses == [JobStatus.COMPLETED, JobStatus.QUEUED, JobStatus.COMPLETED]
-    finally:
-        store.close()
+    event = receive_event(sqs, store.queue_urls["default"], 3)
+    del event["Records"][1]["receiptHandle"]
+    handler = make_lambda_handler({"ledger.post": post}, store=store)
+    assert handler(event, Context()) == {"batchItemFailures": []}
+    assert ran == [0, 2]
+    statuses = [j.status for j in map(queue.get, [job.id for job in jobs]) if j]
+    assert statuses == [JobStatus.COMPLETED, JobStatus.QUEUED, JobStatus.COMPLETED]
 
 
 @pytest.mark.parametrize(

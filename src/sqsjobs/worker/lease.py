@@ -155,7 +155,7 @@ class Lease:
             if self.on_extended is not None:
                 await self.on_extended(until, now)
         elif self._may_beat(await self._read(), now):  # no condition failed: the store erred
-            raise RefusedWhileHeld("the store refused it while the lease was still this run's")
+            raise RefusedWhileHeld()
         else:
             self.lost.set()
             self.on_lost()
@@ -228,7 +228,7 @@ class Lease:
         tried again like after an error, let go by time like an invalid one."""
         record = await self._read()
         if record is not None and not shows(record, write) and self._holds(record):
-            raise RefusedWhileHeld("the store refused it while the lease was still this run's")
+            raise RefusedWhileHeld()
         return record
 
     async def owner(self) -> Written:

@@ -42,6 +42,9 @@ class Write(NamedTuple):
 class RefusedWhileHeld(Exception):
     """A write refused although the record read after it allows it."""
 
+    def __init__(self) -> None:
+        super().__init__("the store refused it while the lease was still this run's")
+
 
 def shows(record: Job | None, write: Write) -> bool:
     """Whether ``record`` is the one ``write`` leaves: its status, written at its ``now``."""

@@ -234,12 +234,12 @@ def plan_return(
     limit = info.max_receive_count
     spare = 1 if limit is None or not hop else max(1, limit // 2)
     receives_ok = limit is None or message.receive_count + 1 + spare <= limit
-    room = int(message.sent_at + info.retention - RETENTION_MARGIN - now)
+    room = message.sent_at + info.retention - RETENTION_MARGIN - now  # before it must be back
     if receives_ok and seconds < room:
         return Hide(seconds)
     short = info.retention - RETENTION_MARGIN < MAX_VISIBILITY + MAX_DELAY
     if receives_ok and hop and short and room > MAX_DELAY:
-        return Hide(room)
+        return Hide(int(room))
     return Resend(send_delay(due_at, now))
 
 
