@@ -15,8 +15,8 @@ Then the worker's own cost: ``--cpu-jobs`` jobs are enqueued and a worker in a
 subprocess (so the emulator's CPU, in this process, is not counted) drains them and
 reports its process CPU time (``time.process_time()``) per job. Then the emulator's own
 write ceiling in the same run: a subprocess sends the very writes a worker sends for a
-job, its claim and its completion (``wire.dynamo.claim`` and ``complete`` on records
-enqueued for it), through the same transport, from 1, 2 and as many concurrent clients
+job, its claim and its completion (``wire.dynamo.claim`` and ``wire.transitions.complete``
+on records enqueued for it), through the same transport, from 1, 2 and as many concurrent clients
 as the worker's concurrency; the best rate is the ceiling, and the drain's DynamoDB
 write rate a share of it. The emulator's CPU per write (this process's CPU over the
 writes served) is reported for both: it bounds either rate whatever else the machine
@@ -59,7 +59,7 @@ from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.transports.aio import AioTransport
 from sqsjobs.aws.transports.endpoint import Endpoint
-from sqsjobs.aws.wire import dynamo
+from sqsjobs.aws.wire import dynamo, transitions
 from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
 
 BATCH = 100
@@ -203,7 +203,11 @@ async def write_loop(endpoint: str, prefix: str, clients: int) -> dict[str, floa
             skew, retention = layout.clock_skew, layout.retention
             await send(dynamo.claim(layout.indexed, job_id, "default", "ceiling", token, now, skew))
             done = time.time()
-            await send(dynamo.complete(layout.indexed, job_id, token, done, None, done + retention))
+            await send(
+                transitions.complete(
+                    layout.indexed, (job_id, "default"), token, done, None, done + retention
+                )
+            )
 
     try:
         started = time.perf_counter()

@@ -24,13 +24,20 @@ of the emulator's speed. Scenarios:
   benchmark): the happy path plus one receive, one refused claim write and one
   ``ChangeMessageVisibility`` per 12-hour hop (see docs/aws-store.md and the hop tests).
 
+``--history`` measures the operator's reads instead: 10 open jobs beside 100, 1,000 and
+10,000 kept ones (ended over the day before, mostly completed, some cancelled and dead,
+four tenants: ``sqsjobs.aws.wire.history``), in record formats 2 (ended jobs stay in
+the open partitions) and 3 (they move out), and the read units of ``stats()``, one
+reconciler pass, ``list(status="queued", limit=10)``, ``for_tenant("acme").list(limit=10)``
+and one refresh of the dashboard's overview.
+
 Prices (us-east-1, on-demand, list): DynamoDB $0.625 per million write request units and
 $0.125 per million read request units (since the November 2024 reduction); SQS standard
 $0.40 per million requests. Write and read units are measured, not assumed: the
 emulator's billing meter (``sqsjobs.testing.meter``) prices every DynamoDB request from
 the items' before and after images, list-index writes included.
 
-    python bench/request_costs.py
+    python bench/request_costs.py [--history]
 """
 
 from __future__ import annotations
@@ -38,12 +45,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqsjobs import Backoff, EnqueueRequest, JobContext, JobQueue, JobRegistry, JobWorker
+from sqsjobs import (
+    Backoff,
+    EnqueueRequest,
+    JobContext,
+    JobQueue,
+    JobRegistry,
+    JobStatus,
+    JobWorker,
+)
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws.wire.history import history_items, keep_history
 from sqsjobs.testing import RequestCounter, RequestCounts, local_aws
 from sqsjobs.testing.billing import dollars_per_million_jobs
 from sqsjobs.testing.meter import BillingMeter, Read, Write, totals
@@ -232,7 +250,83 @@ def emulator_credentials() -> None:
         os.environ.setdefault(name, value)
 
 
+KEPT = (100, 1_000, 10_000)
+OPEN_JOBS = 10
+
+
+async def history_costs(endpoint: str, meter: BillingMeter) -> dict[tuple[int, int], list[float]]:
+    """Per (record format, kept jobs): the read units of each of ``READS``."""
+    import boto3
+
+    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
+    found: dict[tuple[int, int], list[float]] = {}
+    for record_format in (2, 3):
+        for kept in KEPT:
+            store = SqsJobStore.create(
+                f"hist-{uuid.uuid4().hex[:8]}", endpoint_url=endpoint, record_format=record_format
+            )
+            items = history_items(
+                "default", kept, ended_before=time.time() - 3_700, record_format=record_format
+            )
+            keep_history(dynamodb, store.table_name, items)
+            queue = JobQueue(store)
+            for n in range(OPEN_JOBS):
+                tenant = ("acme", "globex", "initech", None)[n % 4]
+                await queue.enqueue("invoice.send", {"n": n, "note": "Grüße"}, tenant=tenant)
+            await store.stats()  # learns the queues' DLQs and the table's indexes
+            units = []
+            for read in READS.values():
+                with meter.record() as records:
+                    await read(store)
+                mine = [r for r in records if r.table == store.table_name]
+                units.append(totals(mine)[1])
+            found[(record_format, kept)] = units
+            print(f"format {record_format}, {kept} kept: {units}")
+            await store.aclose()
+    dynamodb.close()
+    return found
+
+
+async def _overview(store: SqsJobStore) -> object:
+    from sqsjobs.contrib.dashboard._source import JobSource
+
+    return await JobSource(store, time.time).overview()
+
+
+READS: dict[str, Callable[[SqsJobStore], Awaitable[object]]] = {
+    "`stats()`": lambda store: store.stats(),
+    "reconciler pass": lambda store: store.reconcile(grace=60.0),
+    '`list(status="queued", limit=10)`': lambda store: JobQueue(store).list(
+        status=JobStatus.QUEUED, limit=10
+    ),
+    '`for_tenant("acme").list(limit=10)`': lambda store: (
+        JobQueue(store).for_tenant("acme").list(limit=10)
+    ),
+    "dashboard overview refresh": _overview,
+}
+
+
+def history_main() -> None:
+    meter = BillingMeter()
+    with local_aws(meter=meter) as endpoint:
+        found = asyncio.run(history_costs(endpoint, meter))
+    for record_format in (2, 3):
+        print(f"\nRecord format {record_format}: RRU per call, 10 open jobs beside N kept\n")
+        kept = " | ".join(f"{n:,} kept" for n in KEPT)
+        print(f"| read | {kept} | {KEPT[-1]:,} / {KEPT[0]:,} |")
+        print("|" + " --- |" * (len(KEPT) + 2))
+        for i, name in enumerate(READS):
+            units = [found[(record_format, n)][i] for n in KEPT]
+            cells = " | ".join(f"{u:.1f}" for u in units)
+            print(f"| {name} | {cells} | {units[-1] / units[0]:.2f}x |")
+
+
 def main() -> None:
+    if "--history" in sys.argv[1:]:
+        emulator_credentials()
+        logging.getLogger("sqsjobs").setLevel(logging.ERROR)
+        history_main()
+        return
     emulator_credentials()
     logging.getLogger("sqsjobs").setLevel(logging.ERROR)  # the retry scenario's warning
     counter, meter = MeteredCounter(), BillingMeter()

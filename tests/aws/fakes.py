@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqsjobs import EnqueueRequest, Job
-from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS
+from sqsjobs.aws.wire.items import item_from_job
 from sqsjobs.aws.wire.layout import Layout
 from sqsjobs.aws.wire.protocol import AwsError, Call, ConditionFailed, Reply
 from sqsjobs.aws.wire.sqs import Message, QueueInfo

@@ -1,11 +1,13 @@
 """What one job costs as DynamoDB on-demand bills it, from the emulator's real item images.
 
-The list index ``by_queue`` is keyed by attributes written once (``list_pk``,
-``list_sk``) and projects only ``phase``, ``name``, ``tenant`` and ``expires_at``, so a
-claim costs the index nothing and the end of a job one in-place write of a small entry:
-a small job bills 1 + 1 WRU at put, 1 at claim and 1 + 1 at complete (5 in all). The
-previous layout (status in the index key, projection ALL) billed 8, and copied the
-payload into the index at every write.
+The list index ``by_queue`` is keyed by ``list_pk`` (the job's open partition until it
+ends, then its terminal status's) and ``list_sk`` (written once), and projects only
+``phase``, ``name``, ``tenant`` and ``expires_at``, so a claim costs the index nothing
+and the end of a job moves one small entry (a delete and a put): a small job bills
+1 + 1 WRU at put, 1 at claim and 1 + 1 + 1 at complete (6 in all). Record format 2
+ended the entry in place for one unit less, and kept the history in the partitions
+every reader of open work reads. The previous layout (status in the index key,
+projection ALL) billed 8, and copied the payload into the index at every write.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def shard(record: Write) -> str:
     return f"#{zlib.crc32(image['id']['S'].encode()) % 4}"
 
 
-async def test_a_small_job_bills_five_write_units_and_its_claim_none_in_the_index(
+async def test_a_small_job_bills_six_write_units_and_its_claim_none_in_the_index(
     store: SqsJobStore, prefix: str
 ) -> None:
     records = await run_one_job(store, prefix, {"order": "Zoë-1", "qty": 2})
@@ -65,9 +67,10 @@ async def test_a_small_job_bills_five_write_units_and_its_claim_none_in_the_inde
     ]
     assert [(c.index_name, c.units) for c in claim.charges] == [(None, 1)]
     assert [(c.index_name, c.partition, c.units, c.kind) for c in complete.charges[1:]] == [
-        ("by_queue", f"default{k}", 1, "update"),
+        ("by_queue", f"default{k}", 1, "delete"),
+        ("by_queue", f"default{k}#completed", 1, "put"),
     ]
-    assert [put.units, claim.units, complete.units] == [2, 1, 2]
+    assert [put.units, claim.units, complete.units] == [2, 1, 3]
     # The images are the stored records, status by status.
     assert put.before is None and put.after is not None
     assert put.after["phase"] == {"S": "open"} and "gsi_sk" not in put.after
@@ -78,7 +81,7 @@ async def test_a_small_job_bills_five_write_units_and_its_claim_none_in_the_inde
     assert complete.after is not None and complete.after["result"] == {"S": '"done"'}
     assert complete.after["phase"] == {"S": "completed"}
     assert get == Read(get.table, "GetItem", None, 1, 1.0)  # strongly consistent, < 4 KB
-    assert totals(records) == (5, 1.0)
+    assert totals(records) == (6, 1.0)
 
 
 @pytest.mark.parametrize("kilobytes", [1, 10, 100])
@@ -101,14 +104,14 @@ async def test_after_the_put_a_long_payload_costs_what_a_short_one_does(
     assert body_units == {1: 1, 10: 8, 100: 76}[kilobytes]
     assert [(c.index_name, c.units) for c in body.charges] == [(None, body_units)]
     assert [(c.index_name, c.units) for c in put.charges] == [(None, 1), ("by_queue", 1)]
-    # Claim and completion are what they cost for a small payload: 1, then 1 + 1.
+    # Claim and completion are what they cost for a small payload: 1, then 1 + 1 + 1.
     assert [c.units for c in claim.charges] == [1]
-    assert [c.units for c in complete.charges] == [1, 1]
+    assert [c.units for c in complete.charges] == [1, 1, 1]
     # The claim reads the body, eventually consistent: half a unit per 4 KB.
     assert isinstance(read, Read) and read.action == "BatchGetItem"
     assert read.units == -(-item_size(body.after) // 4096) / 2
     assert isinstance(get, Read) and isinstance(get_body, Read)  # get: the record, its body
-    assert totals(records)[0] == body_units + 5
+    assert totals(records)[0] == body_units + 6
 
 
 async def test_a_duplicate_enqueue_bills_one_refused_write_and_no_index(
@@ -138,10 +141,11 @@ async def test_stats_reads_small_index_entries_and_the_records_of_open_jobs(
     assert all(isinstance(read, Read) for read in reads)
     queries = [read for read in reads if isinstance(read, Read) and read.action == "Query"]
     assert {read.index_name for read in queries} == {"by_queue"}
-    assert len(queries) == 4  # one per shard of the queue
+    # One per shard of the queue's open partitions, and of each terminal status's.
+    assert len(queries) == 4 * 4
     assert sum(read.evaluated for read in queries) == 3
     # Entries of about 150 bytes: half a unit (eventually consistent) per query.
-    assert [read.units for read in queries] == [0.5] * 4
+    assert [read.units for read in queries] == [0.5] * 16
     (fetch,) = [read for read in reads if isinstance(read, Read) and read.action == "BatchGetItem"]
     # The records only (stats needs no payload), each rounded to 4 KB: half a unit each.
     assert (fetch.evaluated, fetch.units) == (3, 1.5)
@@ -201,7 +205,7 @@ def test_batch_and_transactional_writes_are_priced_item_by_item(
     ]
 
 
-async def test_a_kilobyte_of_order_json_is_kept_compressed_in_the_record_at_five_units(
+async def test_a_kilobyte_of_order_json_is_kept_compressed_in_the_record_at_six_units(
     store: SqsJobStore, prefix: str
 ) -> None:
     payload = order_document(1024, seed=7)
@@ -211,10 +215,10 @@ async def test_a_kilobyte_of_order_json_is_kept_compressed_in_the_record_at_five
     assert "payload" not in put.after and "body_until" not in put.after  # no body item
     assert json.loads(zlib.decompress(base64.b64decode(put.after["payload_z"]["B"]))) == payload
     assert [r.action for r in records] == ["PutItem", "UpdateItem", "UpdateItem", "GetItem"]
-    assert totals(records) == (5, 1.0)
+    assert totals(records) == (6, 1.0)
 
 
-async def test_a_payload_of_500_bytes_still_keeps_the_job_at_five_write_units(
+async def test_a_payload_of_500_bytes_still_keeps_the_job_at_six_write_units(
     store: SqsJobStore, prefix: str
 ) -> None:
     payload = {"note": "Grüße aus Köln, " * 25 + "Zoë-4711-1234"}  # 500 bytes of compact JSON
@@ -222,4 +226,4 @@ async def test_a_payload_of_500_bytes_still_keeps_the_job_at_five_write_units(
     records = await run_one_job(store, prefix, payload)
     writes = [record for record in records if isinstance(record, Write)]
     assert max(item_size(w.after) for w in writes) <= 1024
-    assert totals(records)[0] == 5
+    assert totals(records)[0] == 6

@@ -4,8 +4,8 @@ Happy path: one DynamoDB write at enqueue (a conditional ``PutItem``, which on-d
 capacity bills like one item of a batch write), one at claim, one at complete, no reads;
 SQS sends, receives and deletes batched so that requests per job approach 0.3. What the
 writes bill is asserted too, as write request units computed from the item images the
-emulator holds before and after each write (``sqsjobs.testing.meter``): 5 per small job,
-3 on the table and 2 on the list index.
+emulator holds before and after each write (``sqsjobs.testing.meter``): 6 per small job,
+3 on the table and 3 on the list index (its entry put, then moved when the job ends).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ async def drain(store: SqsJobStore) -> list[str]:
     return completed
 
 
-async def test_a_hundred_jobs_bill_five_write_units_each_three_on_the_table(
+async def test_a_hundred_jobs_bill_six_write_units_each_three_on_the_table(
     store: SqsJobStore,
 ) -> None:
     # The meter reads every written item before and after the write, which slows the
@@ -63,10 +63,10 @@ async def test_a_hundred_jobs_bill_five_write_units_each_three_on_the_table(
     assert len(set(completed)) == JOBS
     ours = [record for record in metered if record.table == store.table_name]
     writes = [record for record in ours if isinstance(record, Write)]
-    assert totals(ours) == (5 * JOBS, 0.0)
+    assert totals(ours) == (6 * JOBS, 0.0)
     on_table = sum(c.units for w in writes for c in w.charges if c.index_name is None)
     on_index = sum(c.units for w in writes for c in w.charges if c.index_name == "by_queue")
-    assert (on_table, on_index) == (3 * JOBS, 2 * JOBS)
+    assert (on_table, on_index) == (3 * JOBS, 3 * JOBS)
 
 
 async def claim_all(store: SqsJobStore) -> list[str]:

@@ -13,7 +13,8 @@ from sqsjobs.aws.flows import put as _flows
 from sqsjobs.aws.flows import settle as _settle
 from sqsjobs.aws.flows.claim import Delivery
 from sqsjobs.aws.wire import sqs as _sqs
-from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job, keyed_id, stored_from_item
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS, shard
+from sqsjobs.aws.wire.items import item_from_job, keyed_id, stored_from_item
 from sqsjobs.aws.wire.protocol import Call, Parallel, adrive, drive
 from sqsjobs.core.lifecycle import LEASE_EXPIRED_ERROR
 
@@ -249,8 +250,13 @@ def test_a_lease_ended_on_the_final_attempt_is_dead_lettered_and_sent_to_the_dlq
         "update_item",
     ]
     assert aws.calls[1].params["ExpressionAttributeValues"][":phase"] == {"S": "open"}
+    assert ":list_pk" not in aws.calls[1].params["ExpressionAttributeValues"]
     assert aws.calls[2].params["QueueUrl"] == DLQ
-    assert aws.calls[4].params["UpdateExpression"] == "SET #phase = :phase REMOVE #copy_due"
+    confirmed = aws.calls[4].params
+    assert (
+        confirmed["UpdateExpression"] == "SET #phase = :phase, #list_pk = :list_pk REMOVE #copy_due"
+    )
+    assert confirmed["ExpressionAttributeValues"][":list_pk"]["S"].endswith("#dead")
     assert [j.status for j in claimed.dead] == [JobStatus.DEAD]
 
 
@@ -312,16 +318,38 @@ def _delivery(max_attempts: int = 3, receive_count: int = 1) -> Delivery:
     return Delivery(job, message(_sqs.body(job.id, "default"), receive_count))
 
 
-def test_complete_is_one_update() -> None:
+def test_complete_is_one_update_that_moves_the_entry_to_the_completed_partition() -> None:
     aws = FakeAws()
-    assert drive(_settle.complete(layout(), "j", "t", NOW, '{"ok":1}'), aws)
+    assert drive(_settle.complete(layout(), "j", "t", NOW, '{"ok":1}', "default"), aws)
     assert aws.operations == ["update_item"]
+    moved = aws.calls[0].params["ExpressionAttributeValues"][":list_pk"]["S"]
+    assert moved == f"default#{shard_of('j')}#completed"
+
+
+def test_a_complete_by_a_store_that_did_not_claim_reads_the_job_s_queue_first() -> None:
+    job = prepared().job
+    held = stored(
+        job, status=JobStatus.RUNNING, attempts=1, lease_token="t", lease_until=at(NOW + 30)
+    )
+    aws = FakeAws(get_item=[{"Item": held}])
+    assert drive(_settle.complete(layout(), job.id, "t", NOW, None), aws)
+    assert aws.operations == ["get_item", "update_item"]
+    moved = aws.calls[1].params["ExpressionAttributeValues"][":list_pk"]["S"]
+    assert moved == f"default#{shard_of(job.id)}#completed"
+
+
+def test_complete_under_record_format_2_ends_the_entry_in_place() -> None:
+    aws = FakeAws()
+    two = layout()._replace(record_format=2)
+    assert drive(_settle.complete(two, "j", "t", NOW, None), aws)
+    assert aws.operations == ["update_item"]
+    assert ":list_pk" not in aws.calls[0].params["ExpressionAttributeValues"]
 
 
 def test_a_refused_settle_never_touches_the_message() -> None:
     delivery = _delivery()
     flows = [
-        _settle.complete(layout(), "j", "t", NOW, None),
+        _settle.complete(layout(), "j", "t", NOW, None, "default"),
         _settle.heartbeat(layout(), delivery, "j", "t", NOW + 30, NOW),
         _settle.fail(layout(), delivery, "j", "t", "E: x", NOW + 5, NOW),
         _settle.fail(layout(), delivery, "j", "t", "E: x", None, NOW),
@@ -420,3 +448,7 @@ def store_error_of(error: BaseException) -> JobStoreError:
     cause = error.__cause__
     assert isinstance(cause, JobStoreError), cause
     return cause
+
+
+def shard_of(job_id: str) -> int:
+    return shard(job_id, DEFAULT_SHARDS)

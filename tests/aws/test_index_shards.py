@@ -81,9 +81,10 @@ async def test_stats_and_listing_query_every_shard_once(aws_endpoint: str, prefi
         before = COUNTER.counts()
         [found] = await store.stats(["default"])
         spent = COUNTER.counts() - before
-        # One query per shard, then one fetch of the open jobs' records, and no probe for
-        # the previous layout's index (``create`` made the table, so it knows).
-        assert spent.requests[("dynamodb", "Query")] == 8
+        # One query per shard of the open partitions and of each terminal status's, then
+        # one fetch of the open jobs' records, and no probe for the previous layout's
+        # index (``create`` made the table, so it knows).
+        assert spent.requests[("dynamodb", "Query")] == 8 * 4
         assert spent.requests[("dynamodb", "BatchGetItem")] == 1
         assert (found.counts[JobStatus.QUEUED], found.counts[JobStatus.RUNNING]) == (26, 4)
         before = COUNTER.counts()
@@ -119,11 +120,12 @@ async def test_a_store_with_eight_shards_finds_every_job_written_with_four(
             counts.update(stats.counts)
         assert (counts[JobStatus.QUEUED], counts[JobStatus.RUNNING]) == (75, 5)
 
-        # The new store settles a job the old one leased: it keeps the key it was put with.
+        # The new store settles a job the old one leased: it ends in a shard of its own count.
         job = old_running[0]
+        assert _index_keys(aws_endpoint, new.table_name)[job.id] == f"default#{crc(job.id) % 4}"
         assert await new.complete(job.id, job.lease_token or "", time.time(), {"ok": True})
         done = _index_keys(aws_endpoint, new.table_name)[job.id]
-        assert done == f"default#{zlib.crc32(job.id.encode()) % 4}"
+        assert done == f"default#{crc(job.id) % 8}#completed"
         completed = await all_ids(JobQueue(new), status=JobStatus.COMPLETED)
         assert completed == [job.id]
 
@@ -184,26 +186,63 @@ async def test_from_env_reads_the_shard_count(
 
 
 def test_every_status_change_writes_the_shard_of_the_configured_count() -> None:
-    from sqsjobs.aws.wire import dynamo
-    from sqsjobs.aws.wire.items import IndexedTable
+    from sqsjobs.aws.wire import dynamo, transitions
+    from sqsjobs.aws.wire.index_keys import IndexedTable
 
     table = IndexedTable("jobs", 8)
     job_id = next(str(n) for n in range(100) if zlib.crc32(str(n).encode()) % 8 >= 4)
     now = time.time()
+    job = (job_id, "default")
     calls = {
         "running": dynamo.claim(table, job_id, "default", "w", "tok", now, 2.0),
-        "dead": dynamo.dead(table, job_id, "tok", "boom", now, now + 60),
-        "completed": dynamo.complete(table, job_id, "tok", now, None, now + 60),
-        "delayed": dynamo.retry(table, job_id, "tok", "e", JobStatus.DELAYED, now + 5, now),
-        "queued": dynamo.release(table, job_id, "tok", "e", now, (JobStatus.QUEUED, now)),
-        "cancelled": dynamo.cancel(table, job_id, now, now + 60),
+        "dead": transitions.dead(table, job, "tok", "boom", now, now + 60),
+        "completed": transitions.complete(table, job, "tok", now, None, now + 60),
+        "delayed": transitions.retry(table, job_id, "tok", "e", JobStatus.DELAYED, now + 5, now),
+        "queued": transitions.release(table, job_id, "tok", "e", now, (JobStatus.QUEUED, now)),
+        "cancelled": transitions.cancel(table, job_id, now, now + 60, queue="default"),
     }
-    revived = dynamo.revive(table, job_id, ["default"], now)
-    expired = dynamo.expire_lease(table, job_id, "tok", "lease", now, 2.0, now + 60)
-    abandoned = dynamo.abandoned_dead(table, job_id, "gone", now, 2.0, now + 60)
+    revived = transitions.revive(table, job, ["default"], now)
+    expired = transitions.expire_lease(table, job, "tok", "lease", now, 2.0, now + 60)
+    abandoned = transitions.abandoned_dead(table, job, "gone", now, 2.0, now + 60)
     calls |= {"queued#revive": revived, "dead#expire": expired, "dead#abandoned": abandoned}
     wanted = zlib.crc32(job_id.encode()) % 8
     for status, call in calls.items():
         assert call.params["TableName"] == "jobs"
         written = call.params["ExpressionAttributeValues"][":gsi_pk"]["S"]
         assert written == f"{status.split('#')[0]}#{wanted}", status
+        assert ":list_pk" not in call.params["ExpressionAttributeValues"]  # format 2: in place
+
+
+def test_from_record_format_3_a_job_s_end_and_revival_move_its_entry() -> None:
+    from sqsjobs.aws.wire import dynamo, transitions
+    from sqsjobs.aws.wire.index_keys import IndexedTable
+
+    table = IndexedTable("jobs", 8, moves=True)
+    job_id = next(str(n) for n in range(100) if zlib.crc32(str(n).encode()) % 8 >= 4)
+    job, now, k = (job_id, "mail"), time.time(), crc(job_id) % 8
+    moving = {
+        f"mail#{k}#dead": transitions.dead(table, job, "tok", "boom", now, now + 60),
+        f"mail#{k}#completed": transitions.complete(table, job, "tok", now, None, now + 60),
+        f"mail#{k}#cancelled": transitions.cancel(table, job_id, now, now + 60, queue="mail"),
+        f"mail#{k}": transitions.revive(table, job, ["mail"], now),
+        f"mail#{k}#dead ": transitions.abandoned_dead(table, job, "gone", now, 2.0, now + 60),
+        f"mail#{k}#dead  ": transitions.expire_lease(
+            table, job, "tok", "lease", now, 2.0, now + 60
+        ),
+        f"mail#{k}#dead   ": transitions.copied(table, job, now),
+    }
+    for partition, call in moving.items():
+        assert call.params["ExpressionAttributeValues"][":list_pk"]["S"] == partition.strip()
+    staying = [
+        dynamo.claim(table, job_id, "mail", "w", "tok", now, 2.0),
+        transitions.retry(table, job_id, "tok", "e", JobStatus.DELAYED, now + 5, now),
+        transitions.release(table, job_id, "tok", "e", now, (JobStatus.QUEUED, now)),
+        transitions.dead(table, job, "tok", "boom", now, now + 60, copy=True),  # its copy owed
+        transitions.expire_lease(table, job, "tok", "lease", now, 2.0, now + 60, copy=True),
+    ]
+    for call in staying:
+        assert ":list_pk" not in call.params["ExpressionAttributeValues"]
+
+
+def crc(job_id: str) -> int:
+    return zlib.crc32(job_id.encode())

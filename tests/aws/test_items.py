@@ -9,16 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sqsjobs import JobStatus
-from sqsjobs.aws.wire.items import (
-    DEFAULT_SHARDS,
-    index_pk,
-    index_sk,
-    item_from_job,
-    keyed_id,
-    number,
-    shard,
-    stored_from_item,
-)
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS, index_pk, index_sk, shard
+from sqsjobs.aws.wire.items import item_from_job, keyed_id, number, stored_from_item
 
 from .fakes import NOW, prepared
 

@@ -14,7 +14,7 @@ from sqsjobs.aws.flows import reconcile as _reconcile
 from sqsjobs.aws.flows import redrive as _operations
 from sqsjobs.aws.flows import stats as _stats
 from sqsjobs.aws.wire import sqs as _sqs
-from sqsjobs.aws.wire.items import DEFAULT_SHARDS
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS, list_sk
 from sqsjobs.aws.wire.layout import Layout
 from sqsjobs.aws.wire.protocol import AwsError, drive
 
@@ -427,12 +427,20 @@ DEPTH_REPLIES = [
 ]
 
 
-def entry(job_id: str, phase: str) -> dict[str, Any]:
+def entry(job_id: str, phase: str, created: float = NOW - 60) -> dict[str, Any]:
     """A ``by_queue`` index entry as a query returns it (keys and projected attributes)."""
-    return {"pk": {"S": f"job#{job_id}"}, "phase": {"S": phase}, "name": {"S": "fake.job"}}
+    return {
+        "pk": {"S": f"job#{job_id}"},
+        "list_sk": {"S": list_sk(created, job_id)},
+        "phase": {"S": phase},
+        "name": {"S": "fake.job"},
+    }
 
 
-def test_stats_counts_ended_jobs_by_phase_and_open_ones_by_their_records() -> None:
+ENDED_RANGES = 3 * DEFAULT_SHARDS  # completed, dead and cancelled partitions
+
+
+def test_stats_counts_open_jobs_by_their_records_and_ended_ones_in_the_window() -> None:
     waiting = [prepared({"n": n}).job for n in range(3)]
     records = [
         stored(waiting[0]),
@@ -440,32 +448,54 @@ def test_stats_counts_ended_jobs_by_phase_and_open_ones_by_their_records() -> No
         stored(waiting[2], status=JobStatus.DELAYED),
     ]
     pages: list[dict[str, Any]] = [{"Items": []} for _ in range(DEFAULT_SHARDS)]
+    # Record format 2 ended jobs in place: counted by phase when created in the window.
     pages[0] = {
         "Items": [entry(waiting[0].id, "open"), entry("d1", "dead")],
         "LastEvaluatedKey": {"pk": {"S": "job#d1"}},
     }
-    pages[2] = {"Items": [entry(waiting[1].id, "open"), entry("c1", "completed")]}
+    pages[2] = {
+        "Items": [entry(waiting[1].id, "open"), entry("c0", "completed", NOW - 7_200)],
+    }
     more = {"Items": [entry(waiting[2].id, "open"), entry("c2", "completed")]}
+    counted = [{"Count": 0} for _ in range(ENDED_RANGES)]
+    counted[0] = {"Count": 40, "LastEvaluatedKey": {"pk": {"S": "job#c40"}}}
     aws = FakeAws(
-        query=[*pages, more],
+        query=[*pages, more, *counted, {"Count": 2}],
         batch_get_item=[{"Responses": {"jobs": records}}],
         get_queue_attributes=DEPTH_REPLIES,
     )
     [found] = drive(_stats.stats(layout(), ["default"], NOW), aws)
     assert aws.operations == (
-        ["query"] * (DEFAULT_SHARDS + 1) + ["batch_get_item"] + ["get_queue_attributes"] * 2
+        ["query"] * (DEFAULT_SHARDS + 1)
+        + ["batch_get_item"]
+        + ["query"] * (ENDED_RANGES + 1)
+        + ["get_queue_attributes"] * 2
     )
-    assert {c.params["IndexName"] for c in aws.calls if c.operation == "query"} == {"by_queue"}
-    assert aws.calls[DEFAULT_SHARDS].params["ExclusiveStartKey"] == {"pk": {"S": "job#d1"}}
+    queries = [c for c in aws.calls if c.operation == "query"]
+    assert {c.params["IndexName"] for c in queries} == {"by_queue"}
+    assert queries[DEFAULT_SHARDS].params["ExclusiveStartKey"] == {"pk": {"S": "job#d1"}}
     asked = aws.calls[DEFAULT_SHARDS + 1].params["RequestItems"]["jobs"]["Keys"]
     assert sorted(key["pk"]["S"] for key in asked) == sorted(f"job#{j.id}" for j in waiting)
+    # Each terminal status's partitions: counted, from the window's start only.
+    ended = queries[DEFAULT_SHARDS + 1 :]
+    assert all(c.params["Select"] == "COUNT" for c in ended)
+    values = [c.params["ExpressionAttributeValues"] for c in ended]
+    assert {v[":partition"]["S"].split("#", 2)[2] for v in values} == {
+        "completed",
+        "dead",
+        "cancelled",
+    }
+    assert {v[":low"]["S"] for v in values} == {list_sk(NOW - _stats.ENDED_WINDOW, "")}
+    assert ended[-1].params["ExclusiveStartKey"] == {"pk": {"S": "job#c40"}}
     assert {status: n for status, n in found.counts.items() if n} == {
         JobStatus.QUEUED: 1,
         JobStatus.RUNNING: 1,
         JobStatus.DELAYED: 1,
-        JobStatus.COMPLETED: 2,
+        JobStatus.CANCELLED: 42,  # the first ended range, sorted: cancelled#0, two pages
+        JobStatus.COMPLETED: 1,  # c2; c0 was created before the window
         JobStatus.DEAD: 1,
     }
+    assert found.ended_since == datetime.fromtimestamp(NOW - _stats.ENDED_WINDOW, UTC)
     assert (found.messages, found.in_flight, found.delayed, found.dead_letter_messages) == (
         4,
         5,
@@ -475,26 +505,34 @@ def test_stats_counts_ended_jobs_by_phase_and_open_ones_by_their_records() -> No
 
 
 def test_stats_also_counts_the_previous_layout_s_index_while_the_table_has_it() -> None:
-    aws = FakeAws(query=[{"Items": []} for _ in range(DEFAULT_SHARDS)] + [{"Count": 2}])
+    before = DEFAULT_SHARDS + ENDED_RANGES
+    aws = FakeAws(
+        query=[{"Items": []} for _ in range(DEFAULT_SHARDS)] + [{}] * ENDED_RANGES + [{"Count": 2}]
+    )
     previous = layout()._replace(previous_index=True)
     [found] = drive(_stats.stats(previous, ["default"], NOW), aws)
     queries = [c for c in aws.calls if c.operation == "query"]
-    assert len(queries) == DEFAULT_SHARDS + 6 * DEFAULT_SHARDS
-    counted = queries[DEFAULT_SHARDS:]
+    assert len(queries) == before + 6 * DEFAULT_SHARDS
+    counted = queries[before:]
     assert {c.params["IndexName"] for c in counted} == {"by_status"}
     assert all(c.params["Select"] == "COUNT" for c in counted)
     assert sum(found.counts.values()) == 2  # the first (queued#0) range's count
-    # Expired records are filtered where they can be: by_queue and terminal statuses.
+    # Expired records are filtered where they can be: by_queue and terminal statuses,
+    # and those count over the window only.
     expiring = {
         c.params["ExpressionAttributeValues"][":partition"]["S"].split("#")[0]
         for c in counted
         if ":now" in c.params["ExpressionAttributeValues"]
     }
     assert expiring == {"completed", "dead", "cancelled"}
+    for call in counted:
+        values = call.params["ExpressionAttributeValues"]
+        recent = values[":partition"]["S"].split("#")[0] in expiring
+        assert (values[":low"]["S"] != "default#") == recent
     assert all("FilterExpression" in c.params for c in queries[:DEFAULT_SHARDS])
     # Records by_queue also lists (record format 1) are counted there, not twice.
     assert all(
-        c.params["FilterExpression"].endswith("attribute_not_exists(#list_pk)") for c in counted
+        c.params["FilterExpression"].endswith("attribute_not_exists(#list_sk)") for c in counted
     )
 
 

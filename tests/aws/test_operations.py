@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -285,33 +286,65 @@ async def test_stats_counts_every_status_and_leaves_expired_records_out(
     before = COUNTER.counts()
     found = store.sync.stats()
     spent = COUNTER.counts() - before
-    assert found == [
+    assert [replace(each, ended_since=None) for each in found] == [
         QueueStats("default", counts(2, 1, 1, 1, 1, 1), 3, 1, 1, 1),
         QueueStats("other", counts(1, 0, 0, 0, 0, 0), 1, 0, 0, 0),
     ]
-    # Per queue one query per shard of by_queue; one fetch of every open job's record.
+    since = {each.ended_since for each in found}
+    assert len(since) == 1 and time.time() - 3600 - 60 < since.pop().timestamp() < time.time()
+    # Per queue one query per shard of by_queue's open partitions and of each terminal
+    # status's; one fetch of every open job's record.
     assert spent.requests == {
-        ("dynamodb", "Query"): 2 * 4,
+        ("dynamodb", "Query"): 2 * 4 * 4,
         ("dynamodb", "BatchGetItem"): 1,
         ("sqs", "GetQueueAttributes"): 4,
     }
 
-    # Two days on, completed and cancelled records are past their retention, the dead one
-    # is not; after two weeks (longer than any DLQ keeps its copy), it is gone too. Waiting
-    # and running records never expire.
-    for days, terminal in ((2, (0, 1, 0)), (15, (0, 0, 0))):
+    # Two hours on, every ended job is older than the window; waiting and running
+    # records are counted however old.
+    later = SqsJobStore(
+        table_name=store.table_name,
+        queue_urls=store.queue_urls,
+        endpoint_url=aws_endpoint,
+        clock=clock_at(7_200),
+    )
+    try:
+        [default] = await later.stats(["default"])
+    finally:
+        await later.aclose()
+    assert default.counts == counts(2, 1, 1, 0, 0, 0)
+    assert default.dead_letter_messages == 1
+
+
+async def test_stats_leaves_out_ended_records_past_their_retention(
+    store: SqsJobStore, aws_endpoint: str
+) -> None:
+    """Expired records are absent whether or not TTL has deleted them; dead ones are kept
+    longer (``dead_retention``)."""
+    brief = SqsJobStore(
+        table_name=store.table_name,
+        queue_urls=store.queue_urls,
+        endpoint_url=aws_endpoint,
+        retention=30.0,
+    )
+    queue = JobQueue(brief)
+    await queue.enqueue("order.pack")
+    assert await JobWorker(queue, {"order.pack": lambda ctx: None}).run_once()
+    await dead_job(brief)
+    await queue.cancel((await queue.enqueue("order.ship")).job.id)
+    await brief.aclose()
+    for later_by, terminal in ((0.0, (1, 1, 1)), (60.0, (0, 1, 0))):
         later = SqsJobStore(
             table_name=store.table_name,
             queue_urls=store.queue_urls,
             endpoint_url=aws_endpoint,
-            clock=clock_at(days * DAY),
+            clock=clock_at(later_by),
         )
         try:
             [default] = await later.stats(["default"])
         finally:
             await later.aclose()
-        assert default.counts == counts(2, 1, 1, *terminal)
-        assert default.dead_letter_messages == 1
+        assert default.counts == counts(0, 0, 0, *terminal)
 
 
 def clock_at(offset: float) -> Callable[[], float]:

@@ -35,7 +35,8 @@ import pytest
 from sqsjobs import Job, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.flows import claim as _claim
-from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job, job_key
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS
+from sqsjobs.aws.wire.items import item_from_job, job_key
 from sqsjobs.aws.wire.protocol import AwsError, Throttled, drive
 from sqsjobs.aws.wire.sqs import Message
 

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime
 
 from sqsjobs import SyncJobQueue
@@ -86,8 +87,11 @@ def test_stats_json_has_every_status_and_depth(cli_env: Env, store: SqsJobStore)
         "in_flight",
         "delayed",
         "dead_letter_messages",
+        "ended_since",
     }
     assert queue["dead_letter_messages"] == 0
+    since = datetime.fromisoformat(queue["ended_since"])
+    assert 3_590 < time.time() - since.timestamp() < 3_700  # the terminal counts' window
 
 
 async def test_dlq_list_json_names_each_message_and_its_whole_job(

@@ -16,6 +16,7 @@ from sqsjobs import JobConfigError, JobStatus
 from sqsjobs.core.reports import RedriveReport
 from sqsjobs.core.store import (
     DeadLetterStore,
+    DepthStore,
     JobStore,
     LimitStore,
     ReconcileStore,
@@ -24,6 +25,7 @@ from sqsjobs.core.store import (
     RoutedStore,
     StatsStore,
     SyncDeadLetterStore,
+    SyncDepthStore,
     SyncReconcileStore,
     SyncRedriveStore,
     SyncRetryStore,
@@ -110,6 +112,7 @@ ASYNC = {
         RetryStore,
         RedriveStore,
         StatsStore,
+        DepthStore,
         DeadLetterStore,
         ReconcileStore,
         RoutedStore,
@@ -121,6 +124,7 @@ BLOCKING = {
         SyncRetryStore,
         SyncRedriveStore,
         SyncStatsStore,
+        SyncDepthStore,
         SyncDeadLetterStore,
         SyncReconcileStore,
     ),

@@ -9,14 +9,19 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
+import boto3
 import httpx2
 import pytest
 
 from sqsjobs import JobStatus
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws.wire.history import history_items, keep_history
 from sqsjobs.contrib.dashboard import make_dashboard
-from tests.aws.emulator import shared_endpoint, unique_prefix
+from sqsjobs.contrib.dashboard._source import JobSource
+from sqsjobs.testing.meter import Read
+from tests.aws.emulator import COUNTER, METER, shared_endpoint, unique_prefix
 
 from .conftest import LOCAL, csrf_token
 from .seed import Seeded, seed
@@ -76,6 +81,40 @@ async def test_the_dead_letter_page_shows_the_dlq_depths(
         page = await client.get("/dead")
     assert '<span class="depth">default: 1</span><span class="depth">other: 1</span>' in page.text
     assert seeded_sqs.dead in page.text and seeded_sqs.hostile in page.text
+
+
+async def test_the_dlq_depths_are_read_from_sqs_alone(
+    sqs_store: SqsJobStore, seeded_sqs: Seeded
+) -> None:
+    source = JobSource(sqs_store, time.time)
+    before = COUNTER.counts()
+    assert await source.dead_letter_depths() == {"default": 1, "other": 1}
+    spent = COUNTER.counts() - before
+    assert spent.requests == {("sqs", "GetQueueAttributes"): 2}
+    assert sqs_store.sync.dead_letter_depths(["other"]) == {"other": 1}
+
+
+async def test_an_overview_reads_the_same_beside_a_longer_history(
+    sqs_store: SqsJobStore, seeded_sqs: Seeded, pytestconfig: pytest.Config
+) -> None:
+    """The ended jobs kept from before the throughput's hour are never read."""
+    source = JobSource(sqs_store, time.time)
+    with METER.record() as records:
+        first = await source.overview()
+    dynamodb = boto3.client("dynamodb", endpoint_url=shared_endpoint(pytestconfig))
+    try:
+        history = history_items("default", 600, ended_before=time.time() - 3_700, seed=3)
+        keep_history(dynamodb, sqs_store.table_name, history)
+    finally:
+        dynamodb.close()
+    with METER.record() as again:
+        second = await JobSource(sqs_store, time.time).overview()
+    assert read_units(again, sqs_store) == read_units(records, sqs_store)
+    assert [q.counts for q in second.queues] == [q.counts for q in first.queues]
+
+
+def read_units(records: list[Any], store: SqsJobStore) -> float:
+    return sum(r.units for r in records if isinstance(r, Read) and r.table == store.table_name)
 
 
 async def test_retry_revives_the_dead_job_and_sends_its_message(

@@ -19,7 +19,8 @@ import boto3  # type: ignore[import-untyped]
 
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobRegistry
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws.wire.items import BODY_EXTEND_WITHIN, BODY_LIFE, DEFAULT_SHARDS, item_from_job
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS
+from sqsjobs.aws.wire.items import BODY_EXTEND_WITHIN, BODY_LIFE, item_from_job
 from sqsjobs.testing.payloads import random_document
 
 from .calls import Deployed

@@ -22,16 +22,15 @@ import pytest
 
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire import index_reads as _index_reads
-from sqsjobs.aws.wire.items import (
+from sqsjobs.aws.wire.index_keys import (
     DEFAULT_SHARDS,
     INDEX,
     INDEX_PROJECTION,
     LEGACY_INDEX,
-    item_from_job,
-    job_key,
     list_pk,
     shard,
 )
+from sqsjobs.aws.wire.items import item_from_job, job_key
 from sqsjobs.infra import StackEvent, deploy_stack, template_text
 from sqsjobs.infra._deploy import Deployment, stack_policy
 

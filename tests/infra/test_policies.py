@@ -26,7 +26,8 @@ from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_cron_handler, make_lambda_handler, make_reconcile_handler
 from sqsjobs.aws.transports.aio import AioTransport
 from sqsjobs.aws.transports.boto import BotoTransport
-from sqsjobs.aws.wire.items import DEFAULT_SHARDS, item_from_job
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS
+from sqsjobs.aws.wire.items import item_from_job
 from sqsjobs.aws.wire.protocol import Call, Reply
 from sqsjobs.cli import main
 from sqsjobs.infra import deploy_stack

@@ -20,16 +20,9 @@ import pytest
 
 from sqsjobs.aws.flows.bodies import _extend, put_body
 from sqsjobs.aws.flows.resend import mark_resent
-from sqsjobs.aws.wire import dynamo, slots
-from sqsjobs.aws.wire.items import (
-    DEFAULT_SHARDS,
-    IndexedTable,
-    Stored,
-    item_from_job,
-    number,
-    stored_from_item,
-    text,
-)
+from sqsjobs.aws.wire import dynamo, slots, transitions
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS, IndexedTable
+from sqsjobs.aws.wire.items import Stored, item_from_job, number, stored_from_item, text
 from sqsjobs.aws.wire.protocol import Call
 from sqsjobs.infra import deploy_stack
 
@@ -134,7 +127,7 @@ def test_a_producer_cannot_claim_or_settle_jobs(stack: Deployed) -> None:
     indexed = IndexedTable(stack.table, DEFAULT_SHARDS)
     claim = dynamo.claim(indexed, OTHER_ID, "default", "worker-1", HOLDER, NOW, 2.0)
     assert not may(stack, "Producer", claim)
-    assert not may(stack, "Producer", dynamo.cancel(indexed, OTHER_ID, NOW, NOW + 8.64e4))
+    assert not may(stack, "Producer", transitions.cancel(indexed, OTHER_ID, NOW, NOW + 8.64e4))
 
 
 # -- workers and operators ----------------------------------------------------------------
@@ -168,7 +161,7 @@ def test_workers_write_nothing_else_in_the_table(stack: Deployed) -> None:
 def test_operators_may_change_records_and_bodies_but_not_limit_slots(stack: Deployed) -> None:
     table, indexed = stack.table, IndexedTable(stack.table, DEFAULT_SHARDS)
     body_key = {"pk": text(f"body#{JOB_ID}#{uuid.uuid4().hex[:16]}")}
-    assert may(stack, "Operator", dynamo.cancel(indexed, JOB_ID, NOW, NOW + 8.64e4))
+    assert may(stack, "Operator", transitions.cancel(indexed, JOB_ID, NOW, NOW + 8.64e4))
     assert may(stack, "Operator", _extend(table, body_key, "expires_at", NOW + 2.6e6))
     assert not may(stack, "Operator", slots.free(table, LIMIT, 0, HOLDER))
     assert not may(stack, "Operator", slots.take(table, LIMIT, 0, HOLDER, NOW + 30.0, NOW))

@@ -4,7 +4,7 @@ The local emulator creates the resources but ignores much of their configuration
 point-in-time recovery, table encryption, redrive-allow policies, queue policies, alarms,
 and Lambda mappings cannot run there), so these settings are checked here, on the
 template itself. The table must match the item layout the store writes
-(``sqsjobs.aws.wire.items``).
+(``sqsjobs.aws.wire.items``, ``index_keys``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,9 @@ from typing import Any
 import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
+from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS, INDEX, INDEX_PROJECTION, LEGACY_INDEX
 from sqsjobs.aws.wire.items import (
     BODY_PREFIX,
-    DEFAULT_SHARDS,
-    INDEX,
-    INDEX_PROJECTION,
-    LEGACY_INDEX,
     RESENT_AT,
     TTL_ATTRIBUTE,
     item_from_job,
@@ -586,7 +583,7 @@ def test_outputs(template: dict[str, Any]) -> None:
 @BOTH
 def test_new_stacks_write_the_current_record_format(template: dict[str, Any]) -> None:
     parameter = template["Parameters"]["RecordFormat"]
-    assert (parameter["Default"], parameter["AllowedValues"]) == ("2", ["1", "2"])
+    assert (parameter["Default"], parameter["AllowedValues"]) == ("3", ["1", "2", "3"])
 
 
 @BOTH

@@ -1,8 +1,10 @@
 """What each record format writes, and how a deployment says which one to write.
 
 Format 1 is what 0.1 reads (the payload inline, ``by_status`` keys); format 2 is what
-only 0.2 reads (payloads compressed or in body items, ``by_queue`` keys alone). New
-stacks write 2; a stack deployed by 0.1 and upgraded keeps writing 1 until told.
+only 0.2 reads (payloads compressed or in body items, ``by_queue`` keys alone); format 3
+puts what format 2 does and moves ended jobs out of the open partitions, where 0.2 looks
+(``tests/aws/test_ended_partitions.py``). New stacks write 3; an upgraded stack keeps
+the format it writes (1 if it has none) until told.
 """
 
 from __future__ import annotations
@@ -72,14 +74,15 @@ def is_format_2(item: dict[str, Any]) -> bool:
 async def test_each_format_writes_what_its_readers_read(made: SqsJobStore, aws_endpoint: str):
     assert is_format_1(await written(store_like(made, aws_endpoint, record_format=1), aws_endpoint))
     assert is_format_2(await written(store_like(made, aws_endpoint, record_format=2), aws_endpoint))
-    assert is_format_2(await written(store_like(made, aws_endpoint), aws_endpoint))  # default
+    default = await written(store_like(made, aws_endpoint), aws_endpoint)
+    assert is_format_2(default) and default["v"] == {"N": "3"}  # format 3 puts what 2 does
 
 
-@pytest.mark.parametrize("value", [0, 3, "2", 2.5, True, None])
-def test_a_record_format_that_is_not_1_or_2_is_refused(
+@pytest.mark.parametrize("value", [0, 4, "2", 2.5, True, None])
+def test_a_record_format_that_is_not_1_2_or_3_is_refused(
     made: SqsJobStore, aws_endpoint: str, value: object
 ) -> None:
-    with pytest.raises(ValueError, match=r"record_format must be 1 or 2, got .*0\.1"):
+    with pytest.raises(ValueError, match=r"record_format must be 1, 2 or 3, got .*0\.1.*0\.2"):
         store_like(made, aws_endpoint, record_format=value)
 
 
@@ -93,7 +96,7 @@ async def test_from_env_reads_the_record_format(
     item = await written(SqsJobStore.from_env(endpoint_url=aws_endpoint), aws_endpoint)
     assert is_format_1(item)
     monkeypatch.setenv("SQSJOBS_RECORD_FORMAT", "two")
-    with pytest.raises(ValueError, match="record_format must be 1 or 2, got 'two'"):
+    with pytest.raises(ValueError, match="record_format must be 1, 2 or 3, got 'two'"):
         SqsJobStore.from_env(endpoint_url=aws_endpoint)
 
 
@@ -121,8 +124,21 @@ async def test_a_stack_deployed_by_0_1_keeps_format_1_through_the_upgrade_until_
     cloudformation.close()
 
 
-async def test_a_new_stack_writes_format_2(aws_endpoint: str) -> None:
+async def test_a_new_stack_writes_format_3(aws_endpoint: str) -> None:
     name = f"t{uuid.uuid4().hex[:12]}"
-    assert deploy_stack(name, endpoint_url=aws_endpoint)["RecordFormat"] == "2"
+    assert deploy_stack(name, endpoint_url=aws_endpoint)["RecordFormat"] == "3"
     store = SqsJobStore.from_stack(name, endpoint_url=aws_endpoint)
-    assert is_format_2(await written(store, aws_endpoint))
+    item = await written(store, aws_endpoint)
+    assert is_format_2(item) and item["v"] == {"N": "3"}
+
+
+async def test_a_stack_writing_format_2_keeps_it_through_the_upgrade_until_told(
+    aws_endpoint: str,
+) -> None:
+    name = f"t{uuid.uuid4().hex[:12]}"
+    deploy_stack(name, endpoint_url=aws_endpoint, parameters={"RecordFormat": "2"})
+    assert deploy_stack(name, endpoint_url=aws_endpoint)["RecordFormat"] == "2"
+    item = await written(SqsJobStore.from_stack(name, endpoint_url=aws_endpoint), aws_endpoint)
+    assert item["v"] == {"N": "2"}
+    told = deploy_stack(name, endpoint_url=aws_endpoint, parameters={"RecordFormat": "3"})
+    assert told["RecordFormat"] == "3"

@@ -32,7 +32,7 @@ until then, ``sqsjobs.worker.lease``): the record is left to the next claim afte
 and the message is named, so it comes back.
 
 The module loads boto3 only: the handler works through a Lambda-mode store over the
-given store's state (``store.sqs_store.lambda_mode``; the store passed in is left as it
+given store's state (``store.lambda_mode``; the store passed in is left as it
 was), whose AWS calls run in threads (``asyncio.to_thread``) over clients made once per
 container, so no aiobotocore or aiohttp is imported and clients outlive each invocation's
 event loop.
@@ -60,7 +60,8 @@ from ..observe.log import LOGGER_NAME, Event, default_logger
 from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for, metrics_from_env
 from ..worker.run import Hook, Hooks, JobRun, Outcome, RunSettings
-from .store.sqs_store import LambdaMode, SqsJobStore, lambda_mode
+from .store.lambda_mode import LambdaMode, lambda_mode
+from .store.sqs_store import SqsJobStore
 from .wire.sqs import Message, message_from_record
 
 if TYPE_CHECKING:

@@ -331,6 +331,9 @@ class StatsTables:
                     "-" if dead_letters is None else str(dead_letters),
                 ]
             made.add_row(queue.queue, *cells)
+        since = [queue.ended_since for queue in self.found if queue.ended_since is not None]
+        if records and since:
+            made.caption = f"ended: jobs created since {min(since):%Y-%m-%d %H:%M:%S} UTC"
         return made
 
 
@@ -369,6 +372,10 @@ def stats_record(queue: QueueStats) -> dict[str, Any]:
         "in_flight": queue.in_flight,
         "delayed": queue.delayed,
         "dead_letter_messages": queue.dead_letter_messages,
+        # The terminal counts are of the jobs created since then; null: of every job kept.
+        "ended_since": None
+        if queue.ended_since is None
+        else INSTANT.dump_python(queue.ended_since, mode="json"),
     }
 
 

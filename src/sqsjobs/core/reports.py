@@ -24,6 +24,9 @@ class QueueStats:
     in_flight: int  # received and neither deleted nor visible again yet
     delayed: int  # sent with a delay that has not yet passed
     dead_letter_messages: int | None  # visible in its DLQ; None: the queue has none
+    # Terminal statuses count the jobs created since then that ended; None: every job
+    # the store keeps (a store whose count costs nothing per job kept).
+    ended_since: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ the store's ``sync`` face, since not every store has each:
     RetryStore        retry                      yes              yes
     RedriveStore      redrive                    yes (its dead)   yes (its DLQs)
     StatsStore        stats                      no               yes
+    DepthStore        dead_letter_depths         no               yes
     DeadLetterStore   dead_letters               no               yes
     ReconcileStore    reconcile                  no               yes
     RoutedStore       queue_urls                 no               yes
@@ -144,6 +145,14 @@ class StatsStore(Protocol):
 
 
 @runtime_checkable
+class DepthStore(Protocol):
+    """How many messages wait in each queue's dead-letter queue, from the queues alone:
+    a read that costs one request per queue, whatever the store keeps."""
+
+    async def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]: ...
+
+
+@runtime_checkable
 class DeadLetterStore(Protocol):
     """The messages waiting in the dead-letter queues, with their jobs; none removed."""
 
@@ -189,6 +198,11 @@ class SyncRedriveStore(Protocol):
 @runtime_checkable
 class SyncStatsStore(Protocol):
     def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]: ...
+
+
+@runtime_checkable
+class SyncDepthStore(Protocol):
+    def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]: ...
 
 
 @runtime_checkable

@@ -70,10 +70,13 @@ def new_items(
         return item_from_job(job, fingerprint, shards, record_format=record_format), None
     squeezed = packed(payload)
     if len(squeezed) <= INLINE_PAYLOAD_BYTES:
-        return item_from_job(job, fingerprint, shards, squeezed=squeezed), None
+        record = item_from_job(
+            job, fingerprint, shards, squeezed=squeezed, record_format=record_format
+        )
+        return record, None
     until = body_until(layout, job.run_at.timestamp())
     key = new_body_pk(job.id)
-    record = item_from_job(job, fingerprint, shards, body=(key, until))
+    record = item_from_job(job, fingerprint, shards, body=(key, until), record_format=record_format)
     return record, body_item(key, payload, until)
 
 

@@ -39,14 +39,14 @@ from ...core.lifecycle import (
 )
 from ...core.models import Job
 from ...core.text import safe_line
-from ..wire import dynamo, sqs
+from ..wire import dynamo, sqs, transitions
 from ..wire.items import UNDECODABLE, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from ..wire.sqs import Hide, MalformedMessage, Message, Resend
 from .bodies import claim_horizon, extend_bodies, read_bodies
 from .messages import MessagePlan, carry_out
-from .unanswered import late, no_answer, undo
+from .unanswered import late, no_answer, own_claim, undo
 
 
 class Refusal(Enum):
@@ -87,7 +87,7 @@ class Claimed:
         self.settled: set[str] = set()
         self.dead: list[Job] = []
         # Dead jobs whose message goes to the DLQ: message id -> (job id, when it died).
-        self.copies_due: dict[str, tuple[str, float]] = {}
+        self.copies_due: dict[str, tuple[str, str, float]] = {}
         self.malformed: list[tuple[Message, str]] = []
         self.unknown: list[tuple[Message, str]] = []  # job id without record
         self.errors: list[AwsError] = []
@@ -142,7 +142,7 @@ def claim_received(
     )
     replies = (yield Parallel(calls)) if calls else []
     outcomes = {
-        job_id: _own_claim(reply, leases[job_id])
+        job_id: own_claim(reply, leases[job_id])
         for (_, job_id), reply in zip(firsts, replies, strict=True)
     }
     payloads = yield from _payloads(layout, outcomes, now)
@@ -158,7 +158,8 @@ def claim_received(
         except MalformedRecord as bad:
             written = first and not isinstance(reply, AwsError)
             token = leases[job_id] if written else None
-            yield from _malformed(layout, message, job_id, token, str(bad), now, claimed, plan)
+            job = (job_id, queue)
+            yield from _malformed(layout, message, job, token, str(bad), now, claimed, plan)
             continue
         if isinstance(reply, ConditionFailed) and stored is None:
             claimed.unknown.append((message, job_id))  # deleted below; worth a log line
@@ -187,7 +188,9 @@ def _confirm_copies(layout: Layout, claimed: Claimed, moved: Sequence[Message]) 
     due = [claimed.copies_due[m.message_id] for m in moved if m.message_id in claimed.copies_due]
     if not due:
         return
-    calls = tuple(dynamo.copied(layout.indexed, job_id, died) for job_id, died in due)
+    calls = tuple(
+        transitions.copied(layout.indexed, (job_id, queue), died) for job_id, queue, died in due
+    )
     yield Parallel(calls)  # a refusal or failure: the reconciler sends another copy
 
 
@@ -239,22 +242,6 @@ def _sort_out(
     return firsts, extra
 
 
-def _own_claim(reply: Reply | AwsError, lease_token: str) -> Reply | AwsError:
-    """A claim refused because it already holds the job is this claim's success.
-
-    botocore retries a request whose response was lost; when the lost one was applied,
-    the retry finds the job running under the token it wrote itself (tokens are random
-    per claim, and only this claim's holder could have changed the record since).
-    Taken for a refusal, it would leave the job leased to nobody until the lease ended,
-    spending an attempt (on a last attempt, dead-lettering a job that never ran).
-    """
-    if not isinstance(reply, ConditionFailed) or reply.item is None:
-        return reply
-    if reply.item.get("lease_token") != {"S": lease_token}:
-        return reply
-    return {"Attributes": reply.item}
-
-
 class MalformedRecord(ValueError):
     """The item under a job's key is not a record this library wrote (or can read)."""
 
@@ -285,7 +272,7 @@ def _record(reply: Reply | AwsError) -> Stored | None:
 def _malformed(
     layout: Layout,
     message: Message,
-    job_id: str,
+    job: tuple[str, str],
     token: str | None,
     reason: str,
     now: float,
@@ -296,7 +283,9 @@ def _malformed(
 
     No retry can mend the record. If this claim was written (``token``), the record is
     marked dead under it too, so no later claim or reconciler pass picks it up again.
+    ``job``: its id and queue.
     """
+    job_id = job[0]
     claimed.malformed.append((message, f"the record of job {job_id} is malformed: {reason}"))
     plan.dead_letters.append(message)
     if token is None:
@@ -305,7 +294,7 @@ def _malformed(
     assert expiry is not None
     error = f"malformed record: {reason}"[:MAX_ERROR_CHARS]
     with contextlib.suppress(AwsError):  # then its lease just ends; the message is gone
-        yield dynamo.dead(layout.indexed, job_id, token, error, now, expiry)
+        yield transitions.dead(layout.indexed, job, token, error, now, expiry)
 
 
 def _dispose(
@@ -361,7 +350,7 @@ def _refused(
         if job is not None:
             claimed.dead.append(job)
             plan.dead_letters.append(message)
-            claimed.copies_due[message.message_id] = (job.id, now)
+            claimed.copies_due[message.message_id] = (job.id, job.queue, now)
     elif refusal is Refusal.LEASED:
         assert stored is not None
         plan.return_at(message, _after_lease(message, stored, now, layout))
@@ -385,8 +374,15 @@ def _expire(layout: Layout, job: Job, now: float, *, copy: bool) -> Flow[Job | N
     expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
     assert job.lease_token is not None and expiry is not None
     token, skew = job.lease_token, layout.clock_skew
-    call = dynamo.expire_lease(
-        layout.indexed, job.id, token, LEASE_EXPIRED_ERROR, now, skew, expiry, copy=copy
+    call = transitions.expire_lease(
+        layout.indexed,
+        (job.id, job.queue),
+        token,
+        LEASE_EXPIRED_ERROR,
+        now,
+        skew,
+        expiry,
+        copy=copy,
     )
     try:
         reply = yield call

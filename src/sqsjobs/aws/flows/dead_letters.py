@@ -43,7 +43,7 @@ from ...core.lifecycle import DEAD, RUNNING, expires_at, lease_expired
 from ...core.reports import DeadLetter
 from ...core.times import utc
 from ...core.validation import check_job_name, page_limit
-from ..wire import dynamo, sqs
+from ..wire import dynamo, sqs, transitions
 from ..wire.items import Attributes, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel
@@ -197,7 +197,7 @@ def _redriven(message: Message, max_receive_count: int | None) -> bool:
 
 
 def _abandoned(stored: Stored | None, now: float, skew: float) -> bool:
-    """Running with its lease over: ``dynamo.ABANDONED``, judged before writing."""
+    """Running with its lease over: ``conditions.ABANDONED``, judged before writing."""
     if stored is None or stored.job.status is not RUNNING:
         return False
     return lease_expired(stored.lease_until, now, skew)
@@ -223,7 +223,9 @@ def _dead_letter(
     expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     error = _redriven_error(layout, queue)
-    call = dynamo.abandoned_dead(layout.indexed, job_id, error, now, layout.clock_skew, expiry)
+    call = transitions.abandoned_dead(
+        layout.indexed, (job_id, queue), error, now, layout.clock_skew, expiry
+    )
     try:
         reply = yield call
     except ConditionFailed as refused:  # it moved since it was read

@@ -1,7 +1,7 @@
 """What listing, stats and the reconciler share: which list indexes a table has, and
 fetching the records an index page points at.
 
-``by_queue`` (``wire.items``) projects neither status nor payload, so its readers fetch
+``by_queue`` (``wire.index_keys``) projects neither status nor payload, so its readers fetch
 records: eventually consistent ``BatchGetItem``s of up to 100 keys, sent together, each
 asked again for the keys DynamoDB left unprocessed. A table created by a release before
 ``by_queue`` also has ``by_status``, holding that release's records until their

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...core.lifecycle import CANCELLED, expires_at
+from ...core.lifecycle import CANCELLABLE, CANCELLED, expires_at
 from ...core.models import Job
-from ..wire import dynamo
+from ..wire import dynamo, transitions
 from ..wire.items import is_record, payload_text, readable
 from ..wire.layout import Layout
 from ..wire.protocol import ConditionFailed, Flow
@@ -28,11 +28,26 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
 
 
 def cancel(layout: Layout, job_id: str, now: float) -> Flow[bool]:
-    """Mark it cancelled; its message is deleted when next received (no SQS call here)."""
+    """Mark it cancelled; its message is deleted when next received (no SQS call here).
+
+    From record format 3 on the write moves the job's index entry, which needs its queue:
+    the record is read first (a job's queue never changes), and a job that is not there
+    or no longer waiting is refused without a write.
+    """
     expiry = expires_at(CANCELLED, now, layout.retention, layout.dead_retention)
     assert expiry is not None
+    queue = None
+    if layout.indexed.moves:
+        reply = yield dynamo.get(layout.table, job_id)
+        item = reply.get("Item")
+        if item is None or not is_record(item):
+            return False
+        stored = readable(item, "GetItem")
+        if stored.expired(now) or stored.job.status not in CANCELLABLE:
+            return False
+        queue = stored.job.queue
     try:
-        yield dynamo.cancel(layout.indexed, job_id, now, expiry)
+        yield transitions.cancel(layout.indexed, job_id, now, expiry, queue=queue)
     except ConditionFailed:
         return False
     return True

@@ -13,7 +13,7 @@ Two passes per queue:
    producer died between ``PutItem`` and ``SendMessage``.
 
 3. *Copies owed*: a dead record whose DLQ copy was never confirmed sent
-   (``dynamo.COPY_DUE``: the worker crashed between the two, or the DLQ refused it),
+   (``transitions.COPY_DUE``: the worker crashed between the two, or the DLQ refused it),
    dead for longer than ``grace``, gets its copy, so the DLQ's depth, its alarm and
    ``dlq list`` see every dead job. Such a record keeps its index entry open until
    then, so the stale pass's read finds it. A worker that crashed after SQS took the
@@ -41,9 +41,10 @@ from collections.abc import Sequence
 from ...core.lifecycle import DEAD, DELAYED, QUEUED, RUNNING, TERMINAL
 from ...core.models import JobStatus, message_group
 from ...core.reports import ReconcileReport
-from ..wire import dynamo, index_reads, sqs
+from ..wire import index_reads, sqs, transitions
+from ..wire.index_keys import OPEN, index_pk, list_pk, list_sk
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
-from ..wire.items import OPEN, Stored, index_pk, list_pk, list_sk, number, stored_from_item, text
+from ..wire.items import Stored, number, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
 from .bodies import claim_horizon, extend_bodies
@@ -104,7 +105,7 @@ def _owed_copies(
                 continue  # the next pass tries again
             sent += 1
         with contextlib.suppress(AwsError):  # a duplicate copy next pass, at worst
-            yield dynamo.copied(layout.indexed, stored.job.id, died)
+            yield transitions.copied(layout.indexed, (stored.job.id, queue), died)
     return sent
 
 

@@ -52,7 +52,7 @@ from ...core.models import Job, message_group
 from ...core.reports import RedriveProgress, RedriveReport
 from ...core.times import epoch
 from ...core.validation import check_job_name, integer
-from ..wire import dynamo, sqs
+from ..wire import dynamo, sqs, transitions
 from ..wire.items import Stored, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
@@ -91,7 +91,9 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
     url = layout.info(stored.job.queue).dead_letter_url
     copies = (yield from hold_copies(url, stored.job.queue, job_id)) if url else []
     try:
-        reply = yield dynamo.revive(layout.indexed, job_id, sorted(layout.queue_urls), now)
+        reply = yield transitions.revive(
+            layout.indexed, (job_id, stored.job.queue), sorted(layout.queue_urls), now
+        )
     except ConditionFailed:  # it changed since it was read (revived by someone else, expired)
         if url:
             yield from hand_back(url, copies)
@@ -302,7 +304,7 @@ def _decide(
         return action, job
     assert item.job_id is not None
     try:
-        reply = yield dynamo.revive(layout.indexed, item.job_id, [queue], now)
+        reply = yield transitions.revive(layout.indexed, (item.job_id, queue), [queue], now)
     except ConditionFailed as refused:  # it changed since it was read: redrive_action it as it is
         stored = live(refused.item, now)
         job = None if stored is None else stored.job

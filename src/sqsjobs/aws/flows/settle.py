@@ -20,7 +20,7 @@ import contextlib
 
 from ...core.lifecycle import COMPLETED, DEAD, after_failure, after_release, expires_at, holds_lease
 from ...core.models import Job, JobStatus, message_group
-from ..wire import dynamo, sqs
+from ..wire import dynamo, sqs, transitions
 from ..wire.items import number, same_value, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, ConditionFailed, Flow
@@ -79,10 +79,27 @@ def heartbeat(
     return True
 
 
-def complete(layout: Layout, job_id: str, token: str, now: float, result: str | None) -> Flow[bool]:
-    """Record the result; the store deletes the message (batched with other completions)."""
+def complete(
+    layout: Layout,
+    job_id: str,
+    token: str,
+    now: float,
+    result: str | None,
+    queue: str | None = None,
+) -> Flow[bool]:
+    """Record the result; the store deletes the message (batched with other completions).
+
+    The job's ``queue`` places its index entry (``transitions.complete``): a store that did
+    not make the claim does not know it, and from record format 3 on reads the record to
+    learn it.
+    """
     expiry = _expiry(layout, COMPLETED, now)
-    call = dynamo.complete(layout.indexed, job_id, token, now, result, expiry)
+    if queue is None and layout.indexed.moves:
+        claimed = yield from _claimed(layout, job_id, token)
+        if claimed is None:
+            return False  # the claim under ``token`` is over: the write would be refused
+        queue = claimed.queue
+    call = transitions.complete(layout.indexed, (job_id, queue), token, now, result, expiry)
     return (yield from _write_outcome(call, COMPLETED, now))
 
 
@@ -101,7 +118,7 @@ def fail(
     status, run_at = after_failure(claimed.attempts, claimed.max_attempts, retry_at, now)
     if status is DEAD:
         return (yield from _dead(layout, claimed, delivery, token, error, now))
-    call = dynamo.retry(layout.indexed, job_id, token, error, status, run_at, now)
+    call = transitions.retry(layout.indexed, job_id, token, error, status, run_at, now)
     if not (yield from _write_outcome(call, status, now)):
         return False
     yield from keep_until(layout, job_id, run_at, now)
@@ -128,7 +145,7 @@ def _dead(
 ) -> Flow[bool]:
     """Record the job dead, then send its DLQ copy, then confirm the copy on the record.
 
-    Until confirmed, the record keeps its list-index entry open (``dynamo.COPY_DUE``):
+    Until confirmed, the record keeps its list-index entry open (``transitions.COPY_DUE``):
     a crash between the writes, or a DLQ that refused the copy, leaves a dead record the
     reconciler finds among the open ones and sends the copy for. The original message is
     deleted only once its copy was accepted, so a refused copy also brings it back.
@@ -136,7 +153,9 @@ def _dead(
     expiry = _expiry(layout, DEAD, now)
     info = layout.info(job.queue)
     copy = info.dead_letter_url is not None
-    call = dynamo.dead(layout.indexed, job.id, token, error, now, expiry, copy=copy)
+    call = transitions.dead(
+        layout.indexed, (job.id, job.queue), token, error, now, expiry, copy=copy
+    )
     if not (yield from _write_outcome(call, DEAD, now)):
         return False
     sent = False
@@ -147,7 +166,7 @@ def _dead(
         sent = yield from send_dead_letter(info.dead_letter_url, job)
     if copy and sent:
         with contextlib.suppress(AwsError):  # unconfirmed, the reconciler sends another
-            yield dynamo.copied(layout.indexed, job.id, now)
+            yield transitions.copied(layout.indexed, (job.id, job.queue), now)
     return True
 
 
@@ -172,7 +191,7 @@ def release(
     """Back to queued at once, or delayed until ``run_at`` (a deferred start), the attempt
     not counted; the message comes back then (hidden until ``run_at``, not visible at once)."""
     status, due_at = after_release(run_at, now)
-    call = dynamo.release(layout.indexed, job_id, token, error, now, (status, due_at))
+    call = transitions.release(layout.indexed, job_id, token, error, now, (status, due_at))
     if not (yield from _write_outcome(call, status, now)):
         return False
     yield from keep_until(layout, job_id, due_at, now)

@@ -1,15 +1,19 @@
 """``stats``: per queue, how many jobs are in each status, and what SQS holds.
 
-Counts come from the list indexes (see ``wire.items``). ``by_queue`` gives a queue's ended
-jobs by phase: its ``layout.index_shards`` partitions are read whole (index entries of
-about 150 bytes, so one read unit counts some 50 of them, eventually consistent), all at
-once, page after page. Its open entries say only that a job has not ended, so their
-records are read (``BatchGetItem``, about half a read unit each) to count them as queued,
-delayed or running. While the table has the previous layout's ``by_status``, each
-(status, shard) range of it is counted too (``Query(Select=COUNT)``). Terminal records
-past their retention are still in the table until TTL deletes them (up to days late);
-a filter leaves them out, as every reader does. So the cost grows with the records
-kept, completed ones included, and with the jobs waiting.
+Counts come from the list indexes (see ``wire.items``), at a cost that follows what is
+open, not what is kept. A queue's open partitions (``layout.index_shards`` of them) are
+read whole, all at once, page after page: their entries say only that a job has not
+ended, so the records are read (``BatchGetItem``, about half a read unit each) to count
+them as queued, delayed or running. Ended jobs are counted over a recent window, those
+created in the last ``ENDED_WINDOW`` seconds (``QueueStats.ended_since``): of each
+terminal status's partitions only that key range is read (``Query(Select=COUNT)``,
+entries of about 150 bytes, so one read unit counts some 50 of them). Counting every
+kept record would read the table's whole history on every call. Records that ended
+under record format 2 are still in their open partition, read anyway, and counted by
+their phase if they are in the window. While the table has the previous layout's
+``by_status``, each (status, shard) range of it is counted too, terminal ones over the
+window. Terminal records past their retention are still in the table until TTL deletes
+them (up to days late); a filter leaves them out, as every reader does.
 
 The depths are SQS's approximate counts (``GetQueueAttributes``): visible, in flight
 (received, not yet deleted), delayed, and visible in the dead-letter queue.
@@ -17,18 +21,20 @@ The depths are SQS's approximate counts (``GetQueueAttributes``): visible, in fl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Final
 
 from ...core.lifecycle import TERMINAL
 from ...core.models import JobStatus
 from ...core.reports import QueueStats
+from ...core.times import utc
 from ..wire import index_reads, sqs
 from ..wire.conditions import UNEXPIRED
+from ..wire.index_keys import OPEN, ended_list_pk, index_pk, list_pk, list_sk
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
-from ..wire.items import OPEN, index_pk, list_pk, number
+from ..wire.items import number
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Parallel, Reply
 from .indexes import job_id_of, records
@@ -39,17 +45,22 @@ DELAYED_MESSAGES: Final = "ApproximateNumberOfMessagesDelayed"
 DEPTHS: Final = (VISIBLE, IN_FLIGHT, DELAYED_MESSAGES)
 
 
+ENDED_WINDOW: Final = 3600.0  # ended jobs are counted if created this recently
+
+
 @dataclass(frozen=True)
 class _Range:
     queue: str
-    status: JobStatus | None  # of a ``by_status`` range; ``by_queue`` ranges hold all
+    status: JobStatus | None  # of a range of one status; an open partition holds several
     shard: int
+    partition: str
     start: Mapping[str, Any] | None = None
 
 
 def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueStats]]:
     """Count first, then read every queue's and DLQ's depths at once."""
-    counts = yield from _count(layout, queues, now)
+    since = now - ENDED_WINDOW
+    counts = yield from _count(layout, queues, now, since)
     calls: list[Call] = []
     for queue in queues:
         info = layout.info(queue)
@@ -71,17 +82,19 @@ def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueS
                 in_flight=depth[IN_FLIGHT],
                 delayed=depth[DELAYED_MESSAGES],
                 dead_letter_messages=dead_letters,
+                ended_since=utc(since),
             )
         )
     return found
 
 
 def _count(
-    layout: Layout, queues: Sequence[str], now: float
+    layout: Layout, queues: Sequence[str], now: float, since: float
 ) -> Flow[dict[str, dict[JobStatus, int]]]:
-    """Both indexes' counts, added: a record is in one of them, never in both."""
+    """Every index's counts, added: a record is in one partition of one index, never two
+    (one moving between partitions may be counted in both, or neither, for a moment)."""
     counts = {queue: dict.fromkeys(JobStatus, 0) for queue in queues}
-    open_ids = yield from _count_current(layout, queues, now, counts)
+    open_ids = yield from _count_open(layout, queues, now, since, counts)
     every = [job_id for job_ids in open_ids.values() for job_id in job_ids]
     found = (yield from records(layout.table, every, payloads=False)) if every else {}
     for stored in found.values():
@@ -89,19 +102,40 @@ def _count(
         # (which writes no ``phase``), or dead with its DLQ copy still owed.
         if not stored.expired(now):
             counts[stored.job.queue][stored.job.status] += 1
+    ended = [
+        _Range(q, status, n, ended_list_pk(q, n, status))
+        for q in queues
+        for status in sorted(TERMINAL)
+        for n in range(layout.index_shards)
+    ]
+    yield from _count_ranges(layout, ended, now, since, counts, _ended_page)
     if layout.previous_index:
-        yield from _count_previous(layout, queues, now, counts)
+        previous = [
+            _Range(q, status, n, index_pk(status, n))
+            for q in queues
+            for status in JobStatus
+            for n in range(layout.index_shards)
+        ]
+        yield from _count_ranges(layout, previous, now, since, counts, _previous_page)
     return counts
 
 
-def _count_current(
-    layout: Layout, queues: Sequence[str], now: float, counts: dict[str, dict[JobStatus, int]]
+def _count_open(
+    layout: Layout,
+    queues: Sequence[str],
+    now: float,
+    since: float,
+    counts: dict[str, dict[JobStatus, int]],
 ) -> Flow[dict[str, list[str]]]:
-    """Count ended jobs by phase; the ids of open ones, whose status only records know."""
+    """The ids of open jobs, whose status only records know; jobs that ended under
+    record format 2, still here, counted by phase if created since ``since``."""
     open_ids: dict[str, list[str]] = {queue: [] for queue in queues}
-    pending = [_Range(q, None, n) for q in queues for n in range(layout.index_shards)]
+    recent = list_sk(since, "")
+    pending = [
+        _Range(q, None, n, list_pk(q, n)) for q in queues for n in range(layout.index_shards)
+    ]
     while pending:
-        calls = tuple(_current_page(layout.table, r, now) for r in pending)
+        calls = tuple(_open_page(layout.table, r, now) for r in pending)
         replies = _checked((yield Parallel(calls)))
         more: list[_Range] = []
         for range_, reply in zip(pending, replies, strict=True):
@@ -109,20 +143,20 @@ def _count_current(
                 phase = str(item["phase"]["S"])
                 if phase == OPEN:
                     open_ids[range_.queue].append(job_id_of(item))
-                else:
+                elif str(item["list_sk"]["S"]) >= recent:
                     counts[range_.queue][JobStatus(phase)] += 1
             start = reply.get("LastEvaluatedKey")
             if start is not None:
-                more.append(_Range(range_.queue, None, range_.shard, start))
+                more.append(replace(range_, start=start))
         pending = more
     return open_ids
 
 
-def _current_page(table: str, range_: _Range, now: float) -> Call:
+def _open_page(table: str, range_: _Range, now: float) -> Call:
     return index_reads.query_index(
         table,
         CURRENT,
-        list_pk(range_.queue, range_.shard),
+        range_.partition,
         FIRST_KEY,
         LAST_KEY,
         limit=None,
@@ -132,18 +166,17 @@ def _current_page(table: str, range_: _Range, now: float) -> Call:
     )
 
 
-def _count_previous(
-    layout: Layout, queues: Sequence[str], now: float, counts: dict[str, dict[JobStatus, int]]
+def _count_ranges(
+    layout: Layout,
+    pending: list[_Range],
+    now: float,
+    since: float,
+    counts: dict[str, dict[JobStatus, int]],
+    page: Callable[[str, _Range, float, float], Call],
 ) -> Flow[None]:
-    """Every (queue, status, shard) range of ``by_status`` counted at once, then more pages."""
-    pending = [
-        _Range(q, status, n)
-        for q in queues
-        for status in JobStatus
-        for n in range(layout.index_shards)
-    ]
+    """Count ranges of one status each, all at once, then their further pages."""
     while pending:
-        calls = tuple(_previous_page(layout.table, r, now) for r in pending)
+        calls = tuple(page(layout.table, r, now, since) for r in pending)
         replies = _checked((yield Parallel(calls)))
         more: list[_Range] = []
         for range_, reply in zip(pending, replies, strict=True):
@@ -151,26 +184,53 @@ def _count_previous(
             counts[range_.queue][range_.status] += int(reply.get("Count", 0))
             start = reply.get("LastEvaluatedKey")
             if start is not None:
-                more.append(_Range(range_.queue, range_.status, range_.shard, start))
+                more.append(replace(range_, start=start))
         pending = more
 
 
-def _previous_page(table: str, range_: _Range, now: float) -> Call:
+def _ended_page(table: str, range_: _Range, now: float, since: float) -> Call:
+    """The entries of one terminal status's partition created since ``since``."""
+    return index_reads.count_index(
+        table,
+        CURRENT,
+        range_.partition,
+        list_sk(since, ""),
+        LAST_KEY,
+        start=range_.start,
+        filter=UNEXPIRED,
+        values={":now": number(now)},
+    )
+
+
+def _previous_page(table: str, range_: _Range, now: float, since: float) -> Call:
     assert range_.status is not None
-    partition = index_pk(range_.status, range_.shard)
-    low, high = f"{range_.queue}#", f"{range_.queue}$"  # "$" sorts just after "#"
+    high = f"{range_.queue}$"  # "$" sorts just after "#"
     if range_.status not in TERMINAL:
-        return index_reads.count_index(table, PREVIOUS, partition, low, high, start=range_.start)
+        low = f"{range_.queue}#"
+        return index_reads.count_index(
+            table, PREVIOUS, range_.partition, low, high, start=range_.start
+        )
     return index_reads.count_index(
         table,
         PREVIOUS,
-        partition,
-        low,
+        range_.partition,
+        f"{range_.queue}#{list_sk(since, '')}",
         high,
         start=range_.start,
         filter=UNEXPIRED,
         values={":now": number(now)},
     )
+
+
+def dead_letter_depths(layout: Layout, queues: Sequence[str]) -> Flow[dict[str, int]]:
+    """Messages visible in each queue's DLQ, as SQS counts them; queues without one left
+    out. One ``GetQueueAttributes`` per DLQ, all at once, and nothing of the table."""
+    asked = [(q, url) for q in queues if (url := layout.info(q).dead_letter_url) is not None]
+    if not asked:
+        return {}
+    calls = tuple(sqs.queue_attributes(url, [VISIBLE]) for _, url in asked)
+    replies = _checked((yield Parallel(calls)))
+    return {q: _attributes(reply)[VISIBLE] for (q, _), reply in zip(asked, replies, strict=True)}
 
 
 def _checked(replies: list[Reply | AwsError]) -> list[Reply]:

@@ -68,6 +68,10 @@ class SqsSyncView:
             operations.redrive(self._state, queue, limit, on_progress, name)
         )
 
+    def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]:
+        """Blocking twin of ``SqsJobStore.dead_letter_depths``."""
+        return self._state.run_sync(operations.dead_letter_depths(self._state, queues))
+
     def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Blocking twin of ``SqsJobStore.stats``."""
         return self._state.run_sync(operations.stats(self._state, queues))

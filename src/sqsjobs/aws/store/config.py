@@ -13,7 +13,8 @@ from typing import Any, NamedTuple, TypeVar
 
 from ...core.validation import Span, check_queue_name, integer, seconds
 from ..transports.endpoint import Endpoint
-from ..wire.items import DEFAULT_SHARDS, MAX_SHARDS, RECORD_FORMAT, RECORD_FORMATS
+from ..wire.index_keys import DEFAULT_SHARDS, MAX_SHARDS
+from ..wire.items import RECORD_FORMAT, RECORD_FORMATS
 from ..wire.layout import Lanes, Layout
 from ..wire.protocol import AwsError, Call, Send, public_error
 
@@ -119,13 +120,13 @@ def lean_setting(value: bool | None) -> bool:
 
 def checked_shards(value: object) -> int:
     """The list index's partitions per status: at least one, and few enough that a stats
-    call (6 x shards queries per queue) stays cheap; more throughput means more tables."""
+    call (4 x shards queries per queue) stays cheap; more throughput means more tables."""
     return integer(
         value,
         "index_shards",
         minimum=1,
         maximum=MAX_SHARDS,
-        why="a stats call makes 6 x index_shards queries per queue; see docs/scaling.md",
+        why="a stats call makes 4 x index_shards queries per queue; see docs/scaling.md",
         code=None,
     )
 
@@ -134,13 +135,15 @@ def checked_format(value: object) -> int:
     """The record format new jobs are written in: one every reader of the deployment reads.
 
     1 while any producer, worker, Lambda function or reconciler of a 0.1 release still
-    runs beside this one; 2 once all of them run 0.2 or later (CHANGELOG.md, "Upgrading").
+    runs beside this one; 2 while one of 0.2 does; 3 once all of them run 0.3 or later
+    (CHANGELOG.md, "Upgrading").
     """
     if isinstance(value, bool) or value not in RECORD_FORMATS:
-        allowed = " or ".join(str(f) for f in RECORD_FORMATS)
+        allowed = ", ".join(str(f) for f in RECORD_FORMATS[:-1]) + f" or {RECORD_FORMATS[-1]}"
         raise ValueError(
             f"record_format must be {allowed}, got {value!r}: 1 while readers of sqsjobs "
-            "0.1 still run (a rolling upgrade), 2 once every reader runs 0.2 or later"
+            "0.1 still run (a rolling upgrade), 2 while readers of 0.2 do, 3 once every "
+            "reader runs 0.3 or later"
         )
     return int(value)
 

@@ -99,6 +99,14 @@ def redrive(
     return (yield from redrive(layout, names, state.clock(), limit, on_progress, name))
 
 
+def dead_letter_depths(state: StoreState, queues: Sequence[str] | None) -> Flow[dict[str, int]]:
+    from ..flows.stats import dead_letter_depths
+
+    names = state.named(queues)
+    layout = yield from state.described(names)
+    return (yield from dead_letter_depths(layout, names))
+
+
 def stats(state: StoreState, queues: Sequence[str] | None) -> Flow[list[QueueStats]]:
     from ..flows.stats import stats
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...core.validation import check_queue_name, integer
-from ..wire.items import INDEX, INDEX_PROJECTION, LEGACY_INDEX, TTL_ATTRIBUTE
+from ..wire.index_keys import INDEX, INDEX_PROJECTION, LEGACY_INDEX
+from ..wire.items import TTL_ATTRIBUTE
 from ..wire.protocol import AwsError, Call, Send
 from ..wire.sqs import FIFO_SUFFIX, QueueInfo
 
@@ -62,7 +63,7 @@ def provisioned(
 ) -> Provisioned:
     """``provision`` over a blocking transport to the endpoint the store's ``arguments``
     name (their SDK objects too), checked before anything is made."""
-    from ..wire.items import DEFAULT_SHARDS
+    from ..wire.index_keys import DEFAULT_SHARDS
     from .config import before_the_store, checked_shards
 
     checked_shards(arguments.get("index_shards", DEFAULT_SHARDS))

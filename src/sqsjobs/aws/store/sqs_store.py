@@ -14,7 +14,6 @@ threaded mode, leaving deletes of completed jobs' messages to Lambda.
 from __future__ import annotations
 
 import contextlib
-import copy
 import time
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -27,7 +26,8 @@ from ...core.validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
 from ..wire import sqs
-from ..wire.items import DEFAULT_SHARDS, RECORD_FORMAT
+from ..wire.index_keys import DEFAULT_SHARDS
+from ..wire.items import RECORD_FORMAT
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
 from . import operations
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ...core.requests import EnqueueResult, JobFilter, JobPage
     from ..flows.redrive import Progress
 
-__all__ = ["CANCELLED_CLAIM", "LambdaMode", "SqsJobStore", "lambda_mode"]
+__all__ = ["CANCELLED_CLAIM", "SqsJobStore"]
 
 T = TypeVar("T")
 
@@ -246,7 +246,9 @@ class SqsJobStore:
 
     async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
         text = None if result is None else dump_json(plain_json(result, "result"))
-        flow = settle.complete(self._state.layout, job_id, lease_token, now, text)
+        delivery = self._state.deliveries.get(job_id, lease_token)
+        queue = None if delivery is None else delivery.job.queue
+        flow = settle.complete(self._state.layout, job_id, lease_token, now, text, queue)
         done = await self._run(flow)
         delivery = self._state.deliveries.pop(job_id, lease_token)
         if done and delivery is not None and self._mode.delete_on_complete:
@@ -338,6 +340,10 @@ class SqsJobStore:
         """Send the jobs in the DLQs back to their queues; see ``flows.redrive``."""
         return await self._run(operations.redrive(self._state, queue, limit, on_progress, name))
 
+    async def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]:
+        """Messages visible in each queue's DLQ, from SQS alone; see ``flows.stats``."""
+        return await self._run(operations.dead_letter_depths(self._state, queues))
+
     async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Per queue: jobs by status and SQS depths; see ``flows.stats``."""
         return await self._run(operations.stats(self._state, queues))
@@ -377,24 +383,3 @@ class SqsJobStore:
     # Last, so that ``list`` in the annotations above is the builtin, not this method.
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return await self._run(operations.list_jobs(self._state, filter, limit, cursor, now))
-
-
-class LambdaMode(NamedTuple):
-    """A store for the Lambda handler, and its claiming and background work."""
-
-    store: SqsJobStore  # threaded (boto3 only); leaves completed jobs' deletes to Lambda
-    claims: Claims
-    background: Background  # sent at the end of each invocation
-
-
-def lambda_mode(store: SqsJobStore) -> LambdaMode:
-    """A Lambda-mode copy of ``store``; ``store`` itself is left as it was.
-
-    The copy is of the same class, with the same attributes (a subclass's overrides
-    apply), and shares the state: the layout learned so far, the clock, the claims'
-    messages and the boto3 clients (made once per container). It runs every AWS call in
-    a thread, so no aiobotocore is loaded and clients outlive each invocation's event loop.
-    """
-    twin = copy.copy(store)
-    twin._open(store._state, Mode(threaded=True, delete_on_complete=False))
-    return LambdaMode(twin, twin._claims, twin._background)

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .conditions import attribute_names
-from .items import INDEX, LEGACY_INDEX, text
+from .index_keys import INDEX, LEGACY_INDEX
+from .items import text
 from .protocol import Call
 
 if TYPE_CHECKING:
@@ -93,9 +94,11 @@ def _not_in_current(filter: str | None) -> str:
     """``filter`` for ``by_status``, leaving out records that ``by_queue`` also lists.
 
     Record format 1 writes both indexes' keys (0.1 readers look in ``by_status``); a
-    reader of both reads such a record through ``by_queue`` alone, never twice.
+    reader of both reads such a record through ``by_queue`` alone, never twice. The test
+    is on the sort key, which only a put writes: a status change may set ``list_pk`` on
+    a record of 0.1 (``dynamo.status_change``), which leaves it in ``by_status`` alone.
     """
-    alone = f"attribute_not_exists(#{CURRENT.partition_key})"
+    alone = f"attribute_not_exists(#{CURRENT.sort_key})"
     if not filter:
         return alone
     # DynamoDB refuses redundant parentheses, so only a top-level OR gets them.

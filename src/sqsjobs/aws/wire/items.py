@@ -1,4 +1,4 @@
-"""The DynamoDB item schema: keys, the list index, and the explicit Job <-> item codec.
+"""The DynamoDB item schema: keys and the explicit Job <-> item codec.
 
 One item per job, keyed ``pk = "job#{id}"``. Payload and result are JSON text (``S``),
 so the codec never meets ``Decimal``; instants are epoch seconds (``N``). A job with an
@@ -6,24 +6,8 @@ idempotency key gets a deterministic id (``keyed_id``), so the conditional ``Put
 that writes it also finds, and returns via ALL_OLD, the record already holding the key:
 no read on either path.
 
-The list index ``by_queue`` is keyed ``list_pk = "{queue}#{shard}"`` and
-``list_sk = "{created_at:020.6f}#{id}"``, both written once at put and never changed,
-and projects only ``phase`` (``open`` until the job ends, then its terminal status),
-``name``, ``tenant`` and ``expires_at``. A claim changes none of them, so it costs the
-index nothing; the end of a job changes ``phase`` and ``expires_at`` in place, one
-index write. (An index keyed by status would cost two index writes per status change,
-and one projecting the payload would bill the payload's size on every one.) Readers
-that need a job's status or payload read the records the index points at; they are
-rare operator calls. The shard count (``Layout.index_shards``) spreads a queue over
-partitions (one partition key takes about 1,000 writes/s); an item records its shard in
-``list_pk``, so readers with N shards find every item written with M <= N: the count
-may grow on a live table, never shrink (docs/scaling.md).
-
-Records written by the previous layout (item version 1) have no ``list_pk`` and live in
-the ``by_status`` index instead (``gsi_pk = "{status}#{shard}"``,
-``gsi_sk = "{queue}#{created_at:020.6f}#{id}"``). Every status change still writes
-``gsi_pk``, so such a record stays correctly listed there for the rest of its life;
-readers query both indexes while a table has the old one (``flows.indexes``).
+The list index (``by_queue``, and the previous layout's ``by_status``) and its keys are in
+``index_keys``.
 
 A payload longer than ``INLINE_PAYLOAD_BYTES`` of JSON text is compressed (zlib); if
 that fits, the record keeps it as ``payload_z`` (binary). Otherwise it is written once,
@@ -52,20 +36,15 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from ...core.errors import JobStoreError, describe_error
-from ...core.lifecycle import TERMINAL, is_expired
+from ...core.lifecycle import is_expired
 from ...core.models import Job, JobStatus
 from ...core.text import safe_line
 from ...core.times import epoch, utc, utc_or_none
 from ...core.validation import dump_json
+from .index_keys import OPEN, index_pk, index_sk, list_pk, list_sk, shard
 
 Attributes = dict[str, Any]
 
-DEFAULT_SHARDS = 4
-MAX_SHARDS = 256  # a stats call costs 6 x shards queries per queue; beyond this, add tables
-INDEX = "by_queue"
-LEGACY_INDEX = "by_status"  # the previous layout's list index (item version 1)
-INDEX_PROJECTION = ("phase", "name", "tenant", "expires_at")  # besides the keys
-OPEN = "open"  # the index phase of a job that has not ended
 TTL_ATTRIBUTE = "expires_at"
 RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-sent a message
 # The record format this release writes by default, and every one it reads. Format 1 is
@@ -74,8 +53,12 @@ RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-s
 # keys only. A store asked for format 1 (``SqsJobStore(record_format=1)``, during a
 # rolling upgrade from 0.1) writes records both releases read: format 1's attributes and
 # ``by_queue``'s keys besides, so that readers of this release find them there.
-RECORD_FORMAT = 2
-RECORD_FORMATS = (1, 2)
+#
+# Format 3 moves an ending job's index entry out of its open partition (``index_keys``),
+# where readers of 0.2 releases would no longer find it; otherwise it is format 2.
+RECORD_FORMAT = 3
+RECORD_FORMATS = (1, 2, 3)
+MOVES_ENDED = 3  # the first record format whose ending writes move the index entry
 ITEM_VERSION = RECORD_FORMAT
 INLINE_PAYLOAD_BYTES = 512  # longer payloads go to a body item: the record stays within 1 KB
 BODY_PREFIX = "body#"
@@ -83,14 +66,6 @@ PAYLOAD_Z = "payload_z"  # a long payload, compressed, kept in the record (binar
 PACK_LEVEL = 6  # zlib's default: about 20 us per KB of JSON
 BODY_LIFE = 30 * 86_400.0  # a body outlives its job's run_at by this plus dead retention
 BODY_EXTEND_WITHIN = 15 * 86_400.0  # a claim extends a body with less than this (plus it) left
-
-
-class IndexedTable(NamedTuple):
-    """A table and its list index's shard count: what a status change needs to compute
-    the job's new ``gsi_pk`` without reading the record."""
-
-    name: str
-    shards: int
 
 
 def job_pk(job_id: str) -> str:
@@ -153,35 +128,6 @@ def keyed_id(queue: str, tenant: str | None, idempotency_key: str) -> str:
     """
     scope = json.dumps([queue, tenant, idempotency_key], separators=(",", ":"))
     return hashlib.sha256(scope.encode()).hexdigest()[:32]
-
-
-def shard(job_id: str, shards: int) -> int:
-    """The id's shard among ``shards``: fixed by the id, so no write reads the record."""
-    return zlib.crc32(job_id.encode()) % shards
-
-
-def list_pk(queue: str, shard_no: int) -> str:
-    return f"{queue}#{shard_no}"
-
-
-def list_sk(created_at: float, job_id: str) -> str:
-    """Oldest first, ties broken by id: the keyset order of every list cursor."""
-    return f"{created_at:020.6f}#{job_id}"
-
-
-def phase(status: JobStatus) -> str:
-    """What the list index knows of a status: ``open``, or how the job ended."""
-    return status.value if status in TERMINAL else OPEN
-
-
-def index_pk(status: JobStatus, shard_no: int) -> str:
-    """The previous layout's ``gsi_pk``, still written by every status change."""
-    return f"{status.value}#{shard_no}"
-
-
-def index_sk(queue: str, created_at: float, job_id: str) -> str:
-    """The previous layout's ``gsi_sk``: a record without one is not in ``by_status``."""
-    return f"{queue}#{created_at:020.6f}#{job_id}"
 
 
 def number(value: float | int) -> dict[str, str]:

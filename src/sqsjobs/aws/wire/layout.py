@@ -12,7 +12,8 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from ...core.errors import JobConfigError
-from .items import DEFAULT_SHARDS, RECORD_FORMAT, IndexedTable
+from .index_keys import DEFAULT_SHARDS, IndexedTable
+from .items import MOVES_ENDED, RECORD_FORMAT
 from .sqs import QueueInfo
 
 NONE: Mapping[str, str] = MappingProxyType({})
@@ -37,13 +38,13 @@ class Layout(NamedTuple):
     # known yet (``flows.indexes.has_previous_index`` finds out).
     previous_index: bool | None = None
     # The record format new jobs are written in (``items.RECORD_FORMATS``): 1 while the
-    # deployment still runs readers of 0.1 releases.
+    # deployment still runs readers of 0.1 releases, 2 while it runs readers of 0.2.
     record_format: int = RECORD_FORMAT
 
     @property
     def indexed(self) -> IndexedTable:
         """The table as the builders of status changes take it."""
-        return IndexedTable(self.table, self.index_shards)
+        return IndexedTable(self.table, self.index_shards, self.record_format >= MOVES_ENDED)
 
     def url(self, queue: str) -> str:
         try:

@@ -4,7 +4,8 @@ Every read goes through the store's own methods: ``list`` and ``get`` (the SPI e
 store has), and ``stats`` where the store has one (``SqsJobStore``: counts from the
 list index and the SQS depths). Without ``stats`` (``MemoryJobStore``) the counts come
 from listing the records. Throughput and the oldest waiting job are always read from
-records (``_figures``), because no store keeps them.
+records (``_figures``), because no store keeps them: throughput from the jobs created in
+its window, the oldest waiting job from one page of queued ones.
 
 Reads never touch a dead-letter queue's messages: receiving one, even to peek, hides
 it and adds to its receive count, and a page that refreshes itself every few seconds
@@ -22,10 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...core.cursor import encode_cursor
 from ...core.lifecycle import COMPLETED, DEAD, QUEUED
 from ...core.models import Job, JobStatus
 from ...core.requests import JobFilter, JobPage
 from ...core.store import (
+    DepthStore,
     JobStore,
     RedriveStore,
     RetryStore,
@@ -41,6 +44,9 @@ if TYPE_CHECKING:
 
 SCAN_PAGE = 1000  # the stores' largest page
 SCAN_LIMIT = 5000  # records one overview reads at most
+# How often the throughput's records are read again, at the least: its buckets are five
+# minutes wide, so a read every refresh would bill a store's records for nothing.
+SAMPLE_EVERY = 60.0
 
 
 @dataclass(frozen=True)
@@ -76,16 +82,18 @@ class JobSource:
         self.store = store
         self.clock = clock
         self.shared = Shared(window)  # what every viewer's refresh reads (``_shared``)
+        self.sampled = Shared(max(window, SAMPLE_EVERY))  # the throughput's records
 
     @property
     def can_retry(self) -> bool:
         return isinstance(self.store, RetryStore)
 
-    async def scan(self, filter: JobFilter) -> tuple[list[Job], bool]:
-        """Up to ``SCAN_LIMIT`` records, oldest first; True when that was all of them."""
+    async def scan(self, filter: JobFilter, since: float | None = None) -> tuple[list[Job], bool]:
+        """Up to ``SCAN_LIMIT`` records, oldest first (created from ``since`` on, if given);
+        True when that was all of them."""
         now = self.clock()
         found: list[Job] = []
-        cursor: str | None = None
+        cursor = None if since is None else encode_cursor(since, "")
         while len(found) < SCAN_LIMIT:
             page = await self.store.list(
                 filter, min(SCAN_PAGE, SCAN_LIMIT - len(found)), cursor, now
@@ -106,9 +114,14 @@ class JobSource:
         return await self.shared.read("overview", self._overview)
 
     async def _overview(self) -> Overview:
+        """A store that counts (``stats``) is read for the throughput's window only: the
+        jobs created in the last ``figures.WINDOW`` that ended, however long its history.
+        One that does not is read whole, for its counts too."""
         counted = isinstance(self.store, StatsStore)
-        wanted = frozenset({COMPLETED, DEAD}) if counted else None
-        records, complete = await self.scan(JobFilter(statuses=wanted))
+        if counted:
+            records, complete = await self.sampled.read("ended", self._recently_ended)
+        else:
+            records, complete = await self.scan(JobFilter())
         now = self.clock()
         rates = figures.throughput(records, now)
         stats = await self._stats()
@@ -129,8 +142,15 @@ class JobSource:
         ]
         return Overview(summaries, len(records), complete)
 
+    async def _recently_ended(self) -> tuple[list[Job], bool]:
+        ended = JobFilter(statuses=frozenset({COMPLETED, DEAD}))
+        return await self.scan(ended, since=self.clock() - figures.WINDOW)
+
     async def dead_letter_depths(self) -> dict[str, int]:
-        """Messages waiting in each queue's DLQ, as SQS counts them; empty without DLQs."""
+        """Messages waiting in each queue's DLQ, as SQS counts them; empty without DLQs.
+        A store that reads them alone (``DepthStore``) is asked that, not for its stats."""
+        if isinstance(self.store, DepthStore):
+            return await self.shared.read("depths", self.store.dead_letter_depths)
         stats = await self.shared.read("stats", self._stats)
         depths = {found.queue: found.dead_letter_messages for found in stats}
         return {queue: depth for queue, depth in depths.items() if depth is not None}
@@ -154,12 +174,14 @@ class JobSource:
 
     async def cancel(self, job_id: str) -> bool:
         self.shared.forget()
+        self.sampled.forget()
         return await self.store.cancel(job_id, self.clock())
 
     async def retry(self, job_id: str) -> bool:
         if not isinstance(self.store, RetryStore):
             return False
         self.shared.forget()
+        self.sampled.forget()
         return await self.store.retry(job_id, self.clock())
 
     async def redrive(self, queue: str | None, name: str | None) -> int:
@@ -167,6 +189,7 @@ class JobSource:
         if not isinstance(self.store, RedriveStore):
             return 0
         self.shared.forget()
+        self.sampled.forget()
         report = await self.store.redrive(queue, name=name)
         return report.redriven
 
