@@ -12,7 +12,7 @@ import pytest
 from sqsjobs.aws import SqsJobStore
 from tests.aws.emulator import shared_endpoint, unique_prefix
 
-from .previous import OldRelease, extract
+from .previous import PREVIOUS_0_2, OldRelease, extract
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +28,12 @@ def previous_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def old(previous_src: Path, aws_endpoint: str) -> OldRelease:
     return OldRelease(previous_src, aws_endpoint)
+
+
+@pytest.fixture(scope="session")
+def old_0_2(tmp_path_factory: pytest.TempPathFactory, aws_endpoint: str) -> OldRelease:
+    """The release before this one, 0.2.0."""
+    return OldRelease(extract(tmp_path_factory.mktemp("release-0.2"), PREVIOUS_0_2), aws_endpoint)
 
 
 @dataclass
@@ -59,4 +65,11 @@ async def deployment(old: OldRelease, aws_endpoint: str) -> AsyncIterator[Deploy
     )
     assert upgraded.table_name == config["table"]
     await upgraded.aclose()
+    yield Deployment(config, aws_endpoint)
+
+
+@pytest.fixture
+async def deployment_0_2(old_0_2: OldRelease, aws_endpoint: str) -> AsyncIterator[Deployment]:
+    """Made by 0.2 (``create``: the ``by_queue`` index alone, record format 2)."""
+    config = old_0_2.run("create", {"prefix": unique_prefix()})
     yield Deployment(config, aws_endpoint)

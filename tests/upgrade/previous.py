@@ -1,10 +1,11 @@
-"""The previous release, built from this repository's history, to run beside this one.
+"""Earlier releases, built from this repository's history, to run beside this one.
 
-``PREVIOUS`` is the commit released as 0.1.0 (CHANGELOG.md). Its ``src`` tree is
-extracted once per test session with ``git archive`` and run in subprocesses with
-``PYTHONPATH`` pointing at it, on this environment's dependencies (0.1.0 declared the
-same ranges). A clone without that history cannot run the upgrade suite, and says so:
-the suite fails rather than skips, since it is what guards every rolling deploy.
+``PREVIOUS`` is the commit released as 0.1.0 (CHANGELOG.md), ``PREVIOUS_0_2`` the one
+released as 0.2.0, the release before this one. Their ``src`` trees are extracted once
+per test session with ``git archive`` and run in subprocesses with ``PYTHONPATH``
+pointing at them, on this environment's dependencies (both declared these ranges). A
+clone without that history cannot run the upgrade suite, and says so: the suite fails
+rather than skips, since it is what guards every rolling deploy.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from typing import Any
 
 RELEASE = "0.1.0"
 PREVIOUS = "0362eb33ba476244d261a2cec3ee4c915de357c1"
+# The release before this one: the last commit whose changelog's newest entry is 0.2.0.
+RELEASE_0_2 = "0.2.0"
+PREVIOUS_0_2 = "dd2e6bbfd7fb6f9ee13bfc6c4797812d605eeba9"
 ROOT = Path(__file__).resolve().parents[2]
 OLD_SIDE = Path(__file__).with_name("old_side.py")
 
@@ -36,9 +40,9 @@ def git(*argv: str) -> bytes:
     return done.stdout
 
 
-def extract(into: Path) -> Path:
-    """The previous release's ``src`` directory, extracted under ``into``."""
-    archive = git("archive", "--format=tar", PREVIOUS, "src")
+def extract(into: Path, commit: str = PREVIOUS) -> Path:
+    """A release's ``src`` directory (0.1.0's unless ``commit`` says), extracted under ``into``."""
+    archive = git("archive", "--format=tar", commit, "src")
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     src = into / "src"

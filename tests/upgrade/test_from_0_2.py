@@ -1,0 +1,131 @@
+"""A rolling upgrade from 0.2: both releases' producers, workers and reconcilers on one
+table and its queues, while the deployment writes record format 2; then why it must say
+when to write format 3.
+
+The deployment is one 0.2 made (``conftest.deployment_0_2``); this release's stores
+write format 2 (``record_format=2``) until every reader runs this release.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from sqsjobs import JobQueue, JobStatus, JobWorker
+
+from .conftest import Deployment
+from .old_side import digest
+from .previous import OldRelease
+from .test_mixed_fleet import (
+    HANDLERS,
+    OldWorker,
+    check_results,
+    enqueue_new,
+    enqueue_old,
+    lose_messages,
+    mix,
+    until_completed,
+)
+
+pytestmark = pytest.mark.slow
+
+
+async def test_a_fleet_of_0_2_and_this_release_completes_every_job_once(
+    old_0_2: OldRelease, deployment_0_2: Deployment, tmp_path: Path
+) -> None:
+    store = deployment_0_2.store(record_format=2)
+    workers = [OldWorker(old_0_2, deployment_0_2, tmp_path, f"old-{n}") for n in range(2)]
+    try:
+        async with JobWorker(JobQueue(store), HANDLERS, queues=["default"], concurrency=4):
+            jobs: dict[str, Any] = {}
+            for turn in range(2):
+                jobs |= await enqueue_new(store, mix(f"new{turn}"))
+                jobs |= enqueue_old(old_0_2, deployment_0_2, mix(f"old{turn}"))
+            await until_completed(store, jobs, timeout=90)
+        for worker in workers:
+            worker.stop()
+        await check_results(store, jobs)
+        # Each release lists every job once, whichever finished it.
+        seen = old_0_2.run("list", deployment_0_2.config)
+        assert {job_id: seen[job_id]["status"] for job_id in jobs} == dict.fromkeys(
+            jobs, "completed"
+        )
+        assert {job_id: seen[job_id]["digest"] for job_id in jobs} == {
+            job_id: digest(payload) for job_id, payload in jobs.items()
+        }
+        listed = await every_id(store)
+        assert sorted(listed) == sorted(jobs)
+        (stats,) = await store.stats(["default"])
+        assert stats.counts[JobStatus.COMPLETED] == len(jobs)
+        completed = await every_id(store, status=JobStatus.COMPLETED)
+        assert sorted(completed) == sorted(jobs)  # format 2: ended in the open partitions
+    finally:
+        for worker in workers:
+            worker.kill()
+        await store.aclose()
+
+
+async def test_each_releases_reconciler_resends_the_others_lost_messages(
+    old_0_2: OldRelease, deployment_0_2: Deployment, tmp_path: Path
+) -> None:
+    store = deployment_0_2.store(record_format=2)
+    sqs = boto3.client("sqs", endpoint_url=deployment_0_2.endpoint)
+    url = deployment_0_2.config["queues"]["default"]
+    try:
+        new_jobs = await enqueue_new(store, mix("d")[:3])
+        old_jobs = enqueue_old(old_0_2, deployment_0_2, mix("e")[:3])
+        lose_messages(sqs, url)  # as if every SendMessage had failed after its PutItem
+        await asyncio.sleep(0.7)
+        config = {**deployment_0_2.config, "grace": 0.5}
+        assert old_0_2.run("reconcile", config) == {"resent": 6, "dead": 0}
+        lose_messages(sqs, url)
+        await asyncio.sleep(0.7)
+        report = await store.reconcile(grace=0.5)
+        assert (report.resent, report.dead) == (6, 0)
+        worker = OldWorker(old_0_2, deployment_0_2, tmp_path, "old-worker")
+        try:
+            async with JobWorker(JobQueue(store), HANDLERS, queues=["default"]):
+                await until_completed(store, {**new_jobs, **old_jobs})
+        finally:
+            worker.stop()
+        await check_results(store, {**new_jobs, **old_jobs})
+    finally:
+        sqs.close()
+        await store.aclose()
+
+
+async def test_record_format_3_is_not_for_a_fleet_with_0_2_readers(
+    old_0_2: OldRelease, deployment_0_2: Deployment
+) -> None:
+    """Why the switch waits: 0.2 reads open partitions only, so it no longer lists a job
+    format 3 ended, while this release lists both and counts both."""
+    two, three = deployment_0_2.store(record_format=2), deployment_0_2.store(record_format=3)
+    try:
+        jobs: dict[str, Any] = {}
+        for store, tag in ((two, "two"), (three, "three")):
+            jobs |= await enqueue_new(store, mix(tag)[:1])
+            async with JobWorker(JobQueue(store), HANDLERS, queues=["default"]):
+                await until_completed(store, jobs)
+        [before, after] = list(jobs)
+        seen = old_0_2.run("list", deployment_0_2.config)
+        assert before in seen and after not in seen
+        assert await every_id(three) == [before, after]
+        (stats,) = await three.stats(["default"])
+        assert stats.counts[JobStatus.COMPLETED] == 2
+    finally:
+        await two.aclose()
+        await three.aclose()
+
+
+async def every_id(store: Any, **filters: Any) -> list[str]:
+    ids: list[str] = []
+    cursor = None
+    while True:
+        page = await JobQueue(store).list(limit=25, cursor=cursor, **filters)
+        ids += [job.id for job in page.jobs]
+        if (cursor := page.next_cursor) is None:
+            return ids
