@@ -9,7 +9,7 @@ import sys
 import time
 from datetime import datetime
 
-from sqsjobs import SyncJobQueue
+from sqsjobs import EnqueueRequest, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
 from .conftest import Env, invoke
@@ -143,3 +143,32 @@ def test_refused_json_listings_leave_stdout_empty(cli_env: Env) -> None:
         assert result.exit_code == 2, result.output
         assert result.stdout == ""
         assert "Error: " in result.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_listing_quietly(
+    cli_env: Env, store: SqsJobStore
+) -> None:
+    """``sqsjobs jobs list --json | head``: no traceback and no error line once ``head``
+    has what it wanted, as ``ls | head`` ends."""
+    queue = SyncJobQueue(store)
+    note = "Grüße aus Köln " * 20
+    for start in range(0, 300, 50):
+        queue.enqueue_many(
+            [
+                EnqueueRequest("report.build", {"n": n, "note": note})
+                for n in range(start, start + 50)
+            ]
+        )
+    env = {**os.environ, **{k: v for k, v in cli_env.items() if v is not None}}
+    env.pop("SQSJOBS_STACK", None)
+    argv = [sys.executable, "-m", "sqsjobs.cli", "jobs", "list", "--all", "--json"]
+    listing = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+    )
+    assert listing.stdout is not None and listing.stderr is not None
+    assert listing.stdout.readline() == "[\n"
+    listing.stdout.close()  # the reader has what it wanted
+    errors = listing.stderr.read()
+    listing.stderr.close()
+    assert listing.wait(timeout=60) == 1
+    assert errors == ""

@@ -63,6 +63,10 @@ class SqsJobsGroup(click.Group):
             raise click.UsageError(safe_line(message), error.ctx) from error
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            # The reader went away (``sqsjobs jobs list --json | head``): click ends the
+            # process quietly, exit status 1, as it does for any closed pipe.
+            raise
         except Exception as error:
             root = ctx.find_root().obj
             if isinstance(root, CliState) and root.debug:

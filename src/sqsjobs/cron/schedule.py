@@ -39,6 +39,41 @@ def check_timezone(timezone: str) -> str:
     return timezone
 
 
+# Each field's name and what it takes, in schedule order.
+FIELDS = (
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day-of-month", "1-31"),
+    ("month", "1-12 or JAN-DEC"),
+    ("day-of-week", "0-6 or SUN-SAT"),
+)
+FIVE_FIELDS = "five fields (minute hour day-of-month month day-of-week), e.g. '*/5 * * * *'"
+
+
+def schedule_problem(schedule: object) -> str | None:
+    """What is wrong with a five-field cron schedule, naming the field; None: nothing.
+
+    A field is judged alone, the others ``*``, so the message says which one is wrong
+    and what it takes instead of only that the whole is not a schedule.
+    """
+    if not isinstance(schedule, str):
+        return f"must be a string of {FIVE_FIELDS}"
+    fields = schedule.split()
+    if len(fields) != 5:
+        return f"has {len(fields)} field{'' if len(fields) == 1 else 's'}; must be {FIVE_FIELDS}"
+    for index, (name, allowed) in enumerate(FIELDS):
+        alone = ["*"] * 5
+        alone[index] = fields[index]
+        if not croniter.is_valid(" ".join(alone)):
+            return (
+                f"the {name} field {fields[index]!r} is not valid: it takes {allowed}, "
+                "or *, lists (a,b), ranges (a-b) and steps (*/n, a-b/n)"
+            )
+    if not croniter.is_valid(schedule):
+        return f"its fields do not make a schedule together; must be {FIVE_FIELDS}"
+    return None
+
+
 @dataclass(frozen=True)
 class Cron:
     """Enqueue job ``name`` at every tick of the five-field ``schedule`` in ``timezone``."""
@@ -51,12 +86,10 @@ class Cron:
 
     def __post_init__(self) -> None:
         check_job_name(self.name)
-        fields = self.schedule.split() if isinstance(self.schedule, str) else []
-        if len(fields) != 5 or not croniter.is_valid(self.schedule):
+        problem = schedule_problem(self.schedule)
+        if problem is not None:
             raise JobConfigError(
-                "invalid_option",
-                f"Invalid cron schedule {self.schedule!r}: must be five fields "
-                "(minute hour day-of-month month day-of-week), e.g. '*/5 * * * *'",
+                "invalid_option", f"Invalid cron schedule {self.schedule!r}: {problem}"
             )
         check_timezone(self.timezone)
         unknown = set(self.options) - CRON_OPTIONS
