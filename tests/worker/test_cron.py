@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sqsjobs import Cron, JobConfigError, JobQueue, JobWorker, MemoryJobStore
+from sqsjobs import Cron, JobConfigError, JobQueue, JobRegistry, JobWorker, MemoryJobStore
 
 
 def at(text: str) -> float:
@@ -76,7 +76,8 @@ async def test_replicas_with_the_same_cron_enqueue_one_job_per_tick() -> None:
 
     queue = JobQueue(MemoryJobStore(clock=clock), clock=clock)
     cron = [Cron("* * * * *", "reports.minutely", {"kind": "summary"})]
-    replicas = [JobWorker(queue, {"other": lambda ctx: None}, cron=cron) for _ in range(3)]
+    handlers = {"reports.minutely": lambda ctx: None}
+    replicas = [JobWorker(queue, handlers, cron=cron, queues=["nowhere"]) for _ in range(3)]
     for worker in replicas:
         worker.start()
     await asyncio.sleep(0.8)
@@ -87,3 +88,16 @@ async def test_replicas_with_the_same_cron_enqueue_one_job_per_tick() -> None:
     assert [(j.idempotency_key, j.payload) for j in page.jobs] == [
         (f"cron/reports.minutely/{stamp}", {"kind": "summary"})
     ]
+
+
+def test_a_worker_without_the_handler_of_its_cron_is_refused() -> None:
+    """Every tick of it would die: a typo or the wrong registry, caught at construction."""
+    queue = JobQueue(MemoryJobStore())
+    registry = JobRegistry()
+    registry.add("reports.daily", lambda ctx: None)
+    registry.cron("0 3 * * *", "reports.dialy")
+    with pytest.raises(JobConfigError) as refused:
+        JobWorker(queue, registry, cron=[Cron("* * * * *", "reports.hourly")])
+    assert refused.value.code == "invalid_option"
+    assert "'reports.dialy', 'reports.hourly' has no handler in this worker" in str(refused.value)
+    assert "(handlers: reports.daily)" in str(refused.value)

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, Field
 
 from sqsjobs import (
     EnqueueRequest,
@@ -79,7 +80,7 @@ async def test_enqueue_many_applies_each_handlers_defaults(clock: FakeClock) -> 
         [
             EnqueueRequest(INVOICE, {"n": 1}),
             EnqueueRequest(INVOICE, {"n": 2}, queue="urgent", lease=15),
-            EnqueueRequest("unregistered.job"),
+            EnqueueRequest("billing.remind"),
         ]
     )
     assert [(r.job.queue, r.job.lease, r.job.max_attempts) for r in results] == [
@@ -113,3 +114,51 @@ def test_the_explicit_timeout_mark_stays_out_of_a_jobs_json(clock: FakeClock) ->
     assert "timeout_explicit" not in job.model_dump() and "timeout_explicit" not in repr(job)
     assert Job.model_validate_json(job.model_dump_json()) == job
     assert queue.enqueue(INVOICE, timeout=60).job.timeout_explicit
+
+
+class Order(BaseModel):
+    order_id: str
+    quantity: int = Field(gt=0)
+
+
+def order_registry() -> JobRegistry:
+    registry = JobRegistry()
+
+    @registry.handler("orders.ship")
+    def ship(payload: Order) -> None: ...
+
+    return registry
+
+
+async def test_a_producer_with_the_registry_refuses_a_name_no_handler_has(clock: FakeClock) -> None:
+    store = MemoryJobStore(clock=clock)
+    queue = JobQueue(store, clock=clock, registry=order_registry())
+    with pytest.raises(JobConfigError) as refused:
+        await queue.enqueue("orders.shipp", {"order_id": "A-1", "quantity": 1})
+    assert refused.value.code == "invalid_name"
+    assert "'orders.shipp' has no handler in this producer's registry" in str(refused.value)
+    assert "(handlers: orders.ship)" in str(refused.value)
+    assert (await queue.list()).jobs == []
+
+
+async def test_a_payload_the_handlers_model_refuses_is_refused_before_anything_is_written(
+    clock: FakeClock,
+) -> None:
+    store = MemoryJobStore(clock=clock)
+    queue = JobQueue(store, clock=clock, registry=order_registry())
+    with pytest.raises(JobConfigError) as refused:
+        await queue.enqueue_many(
+            [
+                EnqueueRequest("orders.ship", {"order_id": "Zürich-7", "quantity": 2}),
+                EnqueueRequest("orders.ship", {"order_id": "4111-1111-1111-1111", "quantity": 0}),
+            ]
+        )
+    assert refused.value.code == "invalid_payload"
+    message = str(refused.value)
+    assert "Payload does not match Order" in message and "quantity" in message
+    assert "4111" not in message  # where and how it failed, never what it held
+    assert (await queue.list()).jobs == []  # the valid one was not written either
+    sync = SyncJobQueue(store, clock=clock, registry=order_registry())
+    assert sync.enqueue("orders.ship", {"order_id": "A-2", "quantity": 3}).job.name == "orders.ship"
+    with pytest.raises(JobConfigError):
+        sync.enqueue("orders.ship", {"quantity": 3})

@@ -33,7 +33,7 @@ TICK_KEY = "cron/reports.digest/" + datetime.fromtimestamp(MINUTE_AFTER_START, U
         (("61 * * * *", "reports.digest"), {}, "invalid_option", "minute field '61'"),
         (("0 25 * * *", "reports.digest"), {}, "invalid_option", "hour field '25'"),
         (("0 3 32 * *", "reports.digest"), {}, "invalid_option", "day-of-month field '32'"),
-        (("0 3 * 13 *", "reports.digest"), {}, "invalid_option", "takes 1-12 or JAN-DEC"),
+        (("0 3 * 13 *", "reports.digest"), {}, "invalid_option", "allowed are 1-12 or JAN-DEC"),
         (("0 3 * * MOON", "reports.digest"), {}, "invalid_option", "day-of-week field 'MOON'"),
         (("0 3 * * * *", "reports.digest"), {}, "invalid_option", "has 6 fields; must be five"),
         (("0 3 * * *", "reports digest"), {}, "invalid_name", "must match"),

@@ -13,6 +13,7 @@ before them, or by another writer, is shown safely too.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # Every C0 and C1 control character but tab, DEL, and the two Unicode line separators:
 # all that str.splitlines() breaks at, and all a terminal may act on.
@@ -74,3 +75,11 @@ def redact_credentials(text: str) -> str:
 def safe_line(text: str) -> str:
     """One line without credentials: how sqsjobs stores and logs text it did not write."""
     return escape_controls(redact_credentials(text))
+
+
+def listed_names(names: Iterable[str], most: int = 20) -> str:
+    """``names`` sorted and comma-separated, the first ``most`` of them: an error that
+    says what is allowed stays one readable line however many there are."""
+    ordered = sorted(names)
+    shown = ", ".join(ordered[:most]) or "none"
+    return shown if len(ordered) <= most else f"{shown}, and {len(ordered) - most} more"

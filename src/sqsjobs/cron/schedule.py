@@ -66,8 +66,8 @@ def schedule_problem(schedule: object) -> str | None:
         alone[index] = fields[index]
         if not croniter.is_valid(" ".join(alone)):
             return (
-                f"the {name} field {fields[index]!r} is not valid: it takes {allowed}, "
-                "or *, lists (a,b), ranges (a-b) and steps (*/n, a-b/n)"
+                f"the {name} field {fields[index]!r} is not valid; allowed are {allowed}, *, "
+                "lists (a,b), ranges (a-b) and steps (*/n, a-b/n)"
             )
     if not croniter.is_valid(schedule):
         return f"its fields do not make a schedule together; must be {FIVE_FIELDS}"

@@ -175,6 +175,8 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
     group = group or untenanted_group(queue)
     run_at = _run_at(request, now)
     payload, _ = checked_json(request.payload, config.payload_max_bytes)
+    if config.registry is not None:
+        check_handled(config.registry, name, payload)
     job = Job.model_construct(
         id=uuid.uuid4().hex,
         queue=queue,
@@ -201,6 +203,26 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         timeout_explicit=request.timeout is not None,
     )
     return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))
+
+
+def check_handled(registry: JobRegistry, name: str, payload: Any) -> None:
+    """A producer that knows the registry refuses what a worker could only dead-letter:
+    a name with no handler (a typo, another registry), a payload the handler's model
+    refuses. Both are ``JobConfigError`` before anything is written."""
+    from ..core.errors import JobFatalError
+    from ..core.text import listed_names
+
+    spec = registry.get(name)
+    if spec is None:
+        raise JobConfigError(
+            "invalid_name",
+            f"Job {name!r} has no handler in this producer's registry (handlers: "
+            f"{listed_names(registry)}): a typo, or not the registry the workers run?",
+        )
+    try:
+        spec.parse(payload)
+    except JobFatalError as refused:  # names where and how, never what the payload held
+        raise JobConfigError("invalid_payload", f"Job {name!r}: {refused}") from None
 
 
 def _run_at(request: EnqueueRequest, now: float) -> float:

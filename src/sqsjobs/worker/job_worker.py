@@ -35,6 +35,7 @@ from ..observe.log import Event, default_logger, log_event
 from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for
 from ..producer.queue import JobQueue
+from .crons import worker_crons
 from .drain import drain
 from .permits import slot_store
 from .run import Hook, Hooks, JobRun, RunSettings
@@ -90,7 +91,7 @@ class JobWorker:
         )
         self._queue = queue
         self._queues = served_queues(queue.store, queue.default_queue, registry, queues)
-        self._cron = registry.crons_with(cron)
+        self._cron = worker_crons(registry, cron)
         self._clock = clock or queue.clock
         self._logger = default_logger(logger)
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
