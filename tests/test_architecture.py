@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # Within ``aws``, the same rule over its layers; its ``__init__`` is its public face, on top.
 AWS_LAYERS: tuple[tuple[str, ...], ...] = (
     ("wire",),
-    ("flows", "transports"),
+    ("flows", "transports", "explain"),
     ("store",),
     ("_cron_handler",),
     ("lambda_",),

@@ -5,9 +5,11 @@ Producers enqueue named JSON jobs through ``JobQueue`` (async) or ``SyncJobQueue
 status. ``MemoryJobStore`` keeps jobs in process; ``sqsjobs.aws.SqsJobStore`` keeps them
 in SQS and DynamoDB. This package root imports neither the AWS store nor the CLI.
 
-Jobs, their statuses, backoff and errors load with the package; the rest loads on first
-use (PEP 562), so a Lambda function importing ``sqsjobs.aws.lambda_`` pays for neither
-the worker loop, the cron parser, the memory store nor the producer's request values.
+Only the errors (plain exceptions) load with the package; every other name loads on
+first use (PEP 562). A Lambda function importing ``sqsjobs.aws.lambda_`` pays for neither
+the worker loop, the cron parser, the memory store nor the producer's request values, and
+``sqsjobs --version`` or ``--help`` (which import this package first) pay for no pydantic:
+``Job`` and ``Backoff`` load it, and it takes longer to import than the rest of them.
 The base install (``pip install sqsjobs``) serves producers and Lambda; ``JobWorker``
 needs the ``worker`` extra and ``Cron`` its cron parser (the ``cron`` extra alone is
 enough), and without it importing them raises an ``ImportError`` that says what to
@@ -19,7 +21,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .core.backoff import Backoff, compute_backoff
 from .core.errors import (
     JobBatchError,
     JobConfigError,
@@ -30,7 +31,6 @@ from .core.errors import (
     JobStoreThrottledError,
     JobTimeoutError,
 )
-from .core.models import Job, JobStatus
 
 # The release: the one place it is written (pyproject.toml reads it from here). Bump it
 # with every release and say in CHANGELOG.md what changed and how to upgrade; a change
@@ -38,7 +38,9 @@ from .core.models import Job, JobStatus
 __version__ = "0.2.0"
 
 if TYPE_CHECKING:
+    from .core.backoff import Backoff, compute_backoff
     from .core.idempotency import job_idempotency_key
+    from .core.models import Job, JobStatus
     from .core.requests import EnqueueRequest, EnqueueResult, JobFilter, JobPage
     from .core.store import JobStore, SyncJobStore
     from .cron.schedule import Cron
@@ -53,6 +55,10 @@ if TYPE_CHECKING:
     from .worker.job_worker import JobWorker, WorkerState
 
 _LAZY = {
+    "Backoff": ".core.backoff",
+    "compute_backoff": ".core.backoff",
+    "Job": ".core.models",
+    "JobStatus": ".core.models",
     "Cron": ".cron.schedule",
     "Handler": ".handlers.registry",
     "JobContext": ".handlers.context",

@@ -2,9 +2,11 @@
 
 The command line itself (``sqsjobs.cli``: click, rich, the worker and its cron parser)
 comes with the ``worker`` extra. Without it, ``sqsjobs`` prints one line saying what to
-install and exits 2, instead of a traceback ending in "No module named 'click'". A
-missing module that is not the extra's is a broken install, not a missing extra: its
-traceback is left alone.
+install and exits 2, instead of a traceback ending in "No module named 'click'": when
+``sqsjobs.cli`` imports (click) or when the command given loads its module (rich, the
+cron parser, aiobotocore; ``sqsjobs --help`` and ``--version`` load none). A missing
+module that is not the extra's is a broken install, not a missing extra: its traceback is
+left alone.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ MISSING_EXTRA = "sqsjobs: the command line needs the worker extra: pip install '
 def main() -> int:
     try:
         from .cli import main as command_line
+
+        command_line(prog_name="sqsjobs")
     except ImportError as missing:  # ModuleNotFoundError, or the package root's own
         if (missing.name or "").partition(".")[0] not in WORKER_EXTRA:
             raise
         print(MISSING_EXTRA, file=sys.stderr)
         return 2
-    command_line(prog_name="sqsjobs")
     return 0
 
 

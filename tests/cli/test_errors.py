@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqsjobs import JobConfigError, JobFatalError
-from sqsjobs.cli._errors import one_line
+from sqsjobs.aws.explain import one_line
 from sqsjobs.cli._scenario import ScenarioTimeout
 from sqsjobs.infra import StackDeployError
 

@@ -102,3 +102,56 @@ def test_a_dashboard_that_never_refreshes_reads_on_every_load(store: CountedRead
         first = store.lists
         assert client.get("/").status_code == 200
         assert store.lists == 2 * first
+
+
+def test_a_store_that_fails_shows_why_and_the_last_figures_with_their_age(
+    store: CountedReads,
+) -> None:
+    """No bare "Internal Server Error": the overview keeps what it read last, says how
+    old it is and what failed, and the next refresh tries again."""
+    with local(make_dashboard(store, refresh=0)) as client:
+        first = client.get("/")
+        assert first.status_code == 200 and 'id="failure"' not in first.text
+        store.failing = 10
+        stale = client.get("/")
+        assert stale.status_code == 200
+        assert "Could not read the store: ConnectionResetError: the table did not answer" in (
+            stale.text
+        )
+        assert 'data-queue="default"' in stale.text  # the figures read before
+        listing = client.get("/jobs")
+        assert listing.status_code == 503
+        assert "ConnectionResetError: the table did not answer" in listing.text
+        assert "Internal Server Error" not in listing.text
+        refresh = client.get("/jobs", headers={"HX-Request": "true"})
+        assert refresh.status_code == 200 and 'id="error"' in refresh.text
+        store.failing = 0
+        again = client.get("/")
+        assert again.status_code == 200 and 'id="failure"' not in again.text
+
+
+def test_an_endpoint_that_does_not_answer_is_explained_on_the_first_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sqsjobs.aws import SqsJobStore
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+
+    dead = SqsJobStore(
+        table_name="jobs",
+        queue_urls={"default": "http://127.0.0.1:9/123456789012/default"},
+        endpoint_url="http://127.0.0.1:9",
+        region_name="eu-west-1",
+        connect_timeout=1,
+        max_attempts=1,
+    )
+    try:
+        with local(make_dashboard(dead, refresh=5.0)) as client:
+            page = client.get("/")
+    finally:
+        dead.close()
+    assert page.status_code == 503
+    assert "Could not connect to http://127.0.0.1:9" in page.text
+    assert "check --endpoint-url (or AWS_ENDPOINT_URL)" in page.text
+    assert "Trying again every 5 s." in page.text

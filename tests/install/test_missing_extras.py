@@ -73,11 +73,16 @@ def test_a_missing_module_of_sqsjobs_itself_is_not_blamed_on_the_extra() -> None
     )
 
 
-@pytest.mark.parametrize("package", ["click", "rich", "croniter"])
-def test_the_command_without_its_extra_prints_one_line_and_exits_2(package: str) -> None:
+# Each command loads its own module when it runs: the package is one that command needs.
+@pytest.mark.parametrize(
+    ("package", "command"), [("click", "worker"), ("rich", "jobs"), ("croniter", "worker")]
+)
+def test_the_command_without_its_extra_prints_one_line_and_exits_2(
+    package: str, command: str
+) -> None:
     completed = run_without(
         (package,),
-        "sys.argv = ['sqsjobs', 'worker', '--help']\n"
+        f"sys.argv = ['sqsjobs', {command!r}, '--help']\n"
         "from sqsjobs.__main__ import main\nraise SystemExit(main())",
     )
     assert (completed.returncode, completed.stdout, completed.stderr) == (2, "", COMMAND_LINE)
@@ -95,7 +100,9 @@ def test_the_command_with_its_extra_runs_the_command_line() -> None:
 
 def test_the_command_does_not_hide_a_missing_module_of_its_own() -> None:
     completed = run_without(
-        ("sqsjobs.cli._demo",), "from sqsjobs.__main__ import main\nraise SystemExit(main())"
+        ("sqsjobs.cli._demo",),
+        "sys.argv = ['sqsjobs', 'demo', '--help']\n"
+        "from sqsjobs.__main__ import main\nraise SystemExit(main())",
     )
     assert completed.returncode == 1
     assert completed.stderr.splitlines()[-1] == (

@@ -10,30 +10,81 @@ after the subcommand (``sqsjobs jobs show ID --debug``): every command gets the 
 option, which turns on the one shared ``CliState``.
 
 Only this package imports click and rich; the ``sqsjobs`` package root never imports it,
-so producers and Lambda functions do not pay for them.
+so producers and Lambda functions do not pay for them. Within it, each command's module
+loads when that command runs (``COMMANDS`` names them, with the short help that
+``sqsjobs --help`` lists): ``sqsjobs --version`` and ``--help`` import neither boto3 nor
+rich, and ``sqsjobs jobs show`` not the dashboard, the demo or the worker.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
+from .. import __version__
 from ..core.text import safe_line
-from ._config import TARGET
-from ._dashboard import dashboard
-from ._demo import demo
-from ._dlq import dlq
-from ._enqueue import enqueue
-from ._errors import CommandFailed, explained, one_line, redacted_traceback
-from ._infra import infra
-from ._jobs import jobs
-from ._local import emulator
-from ._reconcile import reconcile
-from ._stats import stats
-from ._worker import worker
+
+# ``ctx.meta`` key: the exception that stopped a command's module from loading.
+_LOAD_FAILURE = "sqsjobs.load_failure"
+
+
+class Lazy(NamedTuple):
+    """A command of the root group before its module is imported."""
+
+    target: str  # "module:attribute", the module relative to this package
+    help: str  # the first sentence of its help, as ``get_short_help_str`` takes it
+    debug: bool = True  # whether it gets the ``--debug`` option (``accept_debug``)
+
+    def load(self) -> click.Command:
+        """Import the command's module; the command itself."""
+        module, _, attribute = self.target.partition(":")
+        command = getattr(importlib.import_module(module, __name__), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{self.target} is {command!r}, not a click command")
+        return command
+
+
+# Every command, by name: a new one is added here (tests/cli/test_startup.py checks that
+# each help is its command's own, and that ``sqsjobs --help`` lists them all).
+COMMANDS: Mapping[str, Lazy] = {
+    "dashboard": Lazy(
+        "._dashboard:dashboard",
+        "Serve a web dashboard of the queues, jobs and dead letters on 127.0.0.1.",
+    ),
+    "demo": Lazy(
+        "._demo:demo", "Run a realistic mix of jobs through a worker and show the outcome."
+    ),
+    "dlq": Lazy("._dlq:dlq", "List and redrive the dead-letter queues."),
+    "emulator": Lazy(
+        "._local:emulator",
+        "Run a local AWS (SQS, DynamoDB, CloudFormation) until Ctrl-C or SIGTERM.",
+        debug=False,
+    ),
+    "enqueue": Lazy(
+        "._enqueue:enqueue", "Enqueue job NAME; print its id and whether it was a duplicate."
+    ),
+    "infra": Lazy(
+        "._infra:infra",
+        "Print or deploy the CloudFormation templates (table, queues, DLQ, policies).",
+    ),
+    "jobs": Lazy("._jobs:jobs", "List, show, cancel and retry jobs."),
+    "reconcile": Lazy(
+        "._reconcile:reconcile",
+        "Re-send lost messages and record jobs the dead-letter queue took; print what changed.",
+    ),
+    "stats": Lazy(
+        "._stats:stats",
+        "Show each queue's jobs by status, its SQS messages and its dead-letter queue.",
+    ),
+    "worker": Lazy(
+        "._worker:worker", "Run jobs with the handlers in MODULE:REGISTRY until SIGTERM or Ctrl-C."
+    ),
+}
 
 
 @dataclass
@@ -47,7 +98,69 @@ class CliState:
     debug: bool = False
 
 
-class SqsJobsGroup(click.Group):
+class LazyGroup(click.Group):
+    """A click group whose commands are imported when first used (click's lazy loading).
+
+    ``lazy`` maps each name to its ``Lazy`` entry; the help lists them from it, without
+    importing any. A command is loaded once, then kept in ``commands`` like an added one.
+    """
+
+    def __init__(self, *args: Any, lazy: Mapping[str, Lazy] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.lazy, *super().list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        entry = self.lazy.get(cmd_name)
+        if command is not None or entry is None:
+            return command
+        try:
+            command = entry.load()
+        except Exception as error:
+            ctx.meta[_LOAD_FAILURE] = error
+            raise
+        if entry.debug:
+            accept_debug(command)
+        self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their short help, as click lists them, without loading any."""
+        rows: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            entry = self.lazy.get(name)
+            # A stand-in with the same help: click shortens it to the width the same way.
+            command = (
+                self.get_command(ctx, name)
+                if entry is None or name in self.commands
+                else click.Command(name, help=entry.help)
+            )
+            if command is not None and not command.hidden:
+                rows.append((name, command))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as error:
+            unknown: Any = error
+            if not hasattr(unknown, "command_name"):
+                raise
+            # click (8.4 and later) suggests close names among the loaded commands only.
+            raise type(unknown)(
+                unknown.command_name, possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
+
+class SqsJobsGroup(LazyGroup):
     """A click group whose subcommands (and their subgroups) share one error policy."""
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -68,6 +181,14 @@ class SqsJobsGroup(click.Group):
             # process quietly, exit status 1, as it does for any closed pipe.
             raise
         except Exception as error:
+            if error is ctx.meta.get(_LOAD_FAILURE):
+                # The command's module did not import: a missing extra (``sqsjobs.__main__``
+                # says which to install) or a broken install, whose traceback stays whole.
+                raise
+            from ..aws.explain import explained, one_line
+            from ._config import TARGET
+            from ._errors import CommandFailed, redacted_traceback
+
             root = ctx.find_root().obj
             if isinstance(root, CliState) and root.debug:
                 sys.stderr.write(redacted_traceback())
@@ -75,9 +196,13 @@ class SqsJobsGroup(click.Group):
             raise CommandFailed(message) from error
 
 
-@click.group(cls=SqsJobsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=SqsJobsGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks and every job event.")
-@click.version_option(package_name="sqsjobs", prog_name="sqsjobs")
+# The package's own version, which its metadata is built from: reading the installed
+# metadata instead (``package_name=``) would import importlib.metadata for it.
+@click.version_option(__version__, prog_name="sqsjobs")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Durable background jobs on SQS and DynamoDB."""
@@ -104,9 +229,3 @@ def accept_debug(command: click.Command) -> None:
     if isinstance(command, click.Group):
         for each in command.commands.values():
             accept_debug(each)
-
-
-for command in (worker, enqueue, jobs, dlq, stats, reconcile, infra, demo, dashboard):
-    accept_debug(command)
-    main.add_command(command)
-main.add_command(emulator)

@@ -112,7 +112,7 @@ class StoreConfig:
 
 def remember(**facts: str | None) -> dict[str, str]:
     """Note what this command is about to reach (in its click context), so that a failure
-    can name it: the stack, the table, the endpoint (see ``_errors.explained``)."""
+    can name it: the stack, the table, the endpoint (see ``aws.explain.explained``)."""
     ctx = click.get_current_context(silent=True)
     target: dict[str, str] = {} if ctx is None else ctx.meta.setdefault(TARGET, {})
     target.update({key: value for key, value in facts.items() if value})

@@ -27,6 +27,7 @@ controls) are written as ``\\uXXXX``, which a parser reads back as the same stri
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -337,7 +338,9 @@ class StatsTables:
         return made
 
 
-INSTANT = TypeAdapter(datetime)
+@functools.cache  # pydantic takes tens of ms to build it: on first use, not at import
+def _instant() -> TypeAdapter[datetime]:
+    return TypeAdapter(datetime)
 
 
 # Taken as they are rather than through pydantic, whose JSON mode gives up at 255 levels
@@ -359,7 +362,7 @@ def dead_letter_record(letter: DeadLetter) -> dict[str, Any]:
         "message_id": letter.message_id,
         "job_id": letter.job_id,
         "receive_count": letter.receive_count,
-        "sent_at": INSTANT.dump_python(letter.sent_at, mode="json"),
+        "sent_at": _instant().dump_python(letter.sent_at, mode="json"),
         "job": None if letter.job is None else job_record(letter.job),
     }
 
@@ -375,7 +378,7 @@ def stats_record(queue: QueueStats) -> dict[str, Any]:
         # The terminal counts are of the jobs created since then; null: of every job kept.
         "ended_since": None
         if queue.ended_since is None
-        else INSTANT.dump_python(queue.ended_since, mode="json"),
+        else _instant().dump_python(queue.ended_since, mode="json"),
     }
 
 

@@ -21,6 +21,7 @@ from ...core.errors import JobConfigError
 from ...core.lifecycle import CANCELLABLE, DEAD
 from ...core.models import JobStatus
 from ...core.requests import JobFilter
+from ...core.text import redact_credentials
 from ...core.times import utc
 from . import _figures as figures
 from ._guard import FIELD, Guard
@@ -85,6 +86,8 @@ def _render(request: Request, template: str, status_code: int = 200, **context: 
     session = dashboard.guard.session(request)
     url = request.url.remove_query_params(["done", "n"])
     now = dashboard.source.clock()
+    for name, default in (("failure", None), ("stale_for", 0.0), ("retrying", False)):
+        context.setdefault(name, default)
     context.update(
         settings=dashboard.settings,
         csrf_field=FIELD,
@@ -129,9 +132,32 @@ def _filter(request: Request, *, dead_only: bool = False) -> JobFilter:
 
 
 async def overview(request: Request) -> Response:
-    found = await _dashboard(request).source.overview()
+    """The queues; while the store cannot be read, the last figures read, with their age."""
+    source = _dashboard(request).source
+    failure: dict[str, Any] = {}
+    try:
+        found = await source.overview()
+    except Exception as error:  # unreachable, throttled, refused: say so, never a bare 500
+        if source.last_overview is None:
+            return _unreadable(request, error)
+        found, read_at = source.last_overview
+        failure = {"failure": _explained(error), "stale_for": source.clock() - read_at}
     totals = figures.status_totals({queue.queue: queue.counts for queue in found.queues})
-    return _render(request, "overview.html", overview=found, totals=totals)
+    return _render(request, "overview.html", overview=found, totals=totals, **failure)
+
+
+def _unreadable(request: Request, error: Exception) -> Response:
+    """The store failed and there is nothing read before to show: what failed, and the
+    fix where it is known. A refresh (htmx) gets it with 200, so it replaces the page's
+    content instead of being dropped; the page tries again at its next refresh."""
+    status = 200 if request.headers.get("HX-Request") == "true" else 503
+    return _render(request, "error.html", status, message=_explained(error), retrying=True)
+
+
+def _explained(error: Exception) -> str:
+    from ...aws.explain import explained, one_line  # botocore's errors: loaded on a failure
+
+    return redact_credentials(explained(error, {}) or one_line(error))
 
 
 async def _listing(request: Request, template: str, *, dead_only: bool) -> Response:
@@ -141,12 +167,14 @@ async def _listing(request: Request, template: str, *, dead_only: bool) -> Respo
     try:
         filter = _filter(request, dead_only=dead_only)
         page = await dashboard.source.page(filter, cursor, dashboard.settings.page_size)
+        extra: dict[str, Any] = {}
+        if dead_only:
+            extra["depths"] = await dashboard.source.dead_letter_depths()
     except JobConfigError as refused:
         return _render(request, "error.html", 400, message=str(refused))
+    except Exception as error:
+        return _unreadable(request, error)
     args = {key: query.get(key, "") for key in ("queue", "status", "name", "tenant")}
-    extra: dict[str, Any] = {}
-    if dead_only:
-        extra["depths"] = await dashboard.source.dead_letter_depths()
     return _render(
         request,
         template,
@@ -170,7 +198,10 @@ async def dead_letters(request: Request) -> Response:
 
 async def job_detail(request: Request) -> Response:
     job_id = request.path_params["job_id"]
-    job = await _dashboard(request).source.get(job_id)
+    try:
+        job = await _dashboard(request).source.get(job_id)
+    except Exception as error:
+        return _unreadable(request, error)
     if job is None:
         return _render(request, "missing.html", 404, job_id=job_id)
     return _render(request, "job.html", job=job, timeline=figures.timeline(job))

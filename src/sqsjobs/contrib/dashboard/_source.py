@@ -83,6 +83,8 @@ class JobSource:
         self.clock = clock
         self.shared = Shared(window)  # what every viewer's refresh reads (``_shared``)
         self.sampled = Shared(max(window, SAMPLE_EVERY))  # the throughput's records
+        # The last overview read, and when: shown, with its age, while the store fails.
+        self.last_overview: tuple[Overview, float] | None = None
 
     @property
     def can_retry(self) -> bool:
@@ -140,7 +142,9 @@ class JobSource:
             )
             for queue in queues
         ]
-        return Overview(summaries, len(records), complete)
+        found = Overview(summaries, len(records), complete)
+        self.last_overview = (found, now)
+        return found
 
     async def _recently_ended(self) -> tuple[list[Job], bool]:
         ended = JobFilter(statuses=frozenset({COMPLETED, DEAD}))
