@@ -172,3 +172,37 @@ def test_the_list_shows_each_status_badge(client: TestClient) -> None:
     text = client.get("/jobs").text
     for status in (JobStatus.QUEUED, JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED):
         assert f'<span class="status status-{status.value}">{status.value}</span>' in text
+
+
+async def test_a_completed_jobs_error_is_shown_as_an_earlier_attempts() -> None:
+    """A job that failed, then completed: its ``last_error`` is history, not a failure."""
+    from sqsjobs import JobWorker
+
+    store = MemoryJobStore()
+    queue = JobQueue(store)
+    job = (await queue.enqueue("label.print", {"printer": "Zürich-3"})).job
+    calls = []
+
+    def flaky(ctx: object) -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionResetError("imprimante « Zürich-3 » hors ligne")
+        return "printed"
+
+    worker = JobWorker(queue, {"label.print": flaky})
+    assert await worker.run_once()
+    failed = await queue.get(job.id)
+    assert failed is not None
+    with local(make_dashboard(store)) as client:
+        waiting = client.get(f"/jobs/{job.id}")
+    assert "<h2>Last error</h2>" in waiting.text and 'id="error-history"' not in waiting.text
+    deadline = time.monotonic() + 10
+    while (record := await queue.get(job.id)) is not None and record.status != "completed":
+        assert time.monotonic() < deadline
+        await worker.run_once()
+    with local(make_dashboard(store)) as client:
+        detail = client.get(f"/jobs/{job.id}")
+        listing = client.get("/jobs?status=completed")
+    assert "<h2>Error of an earlier attempt</h2>" in detail.text
+    assert 'class="error earlier" id="last-error"' in detail.text
+    assert "earlier: ConnectionResetError: imprimante" in listing.text
