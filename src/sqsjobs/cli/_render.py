@@ -46,7 +46,7 @@ from .. import Job, JobStatus
 from ..core.text import escape_controls, escape_json_controls
 
 if TYPE_CHECKING:
-    from ..aws import DeadLetter, QueueStats
+    from ..aws import DeadLetter
 
 STATUS_STYLE = {
     JobStatus.QUEUED: "cyan",
@@ -179,9 +179,21 @@ def job_table(title: str, jobs: Iterable[Job]) -> Table:
             status_text(job.status),
             attempts(job),
             instant(job.run_at),
-            cell(job.last_error or ""),
+            error_cell(job),
         )
     return made
+
+
+EARLIER = "earlier: "  # before a completed job's error: an attempt before it failed
+
+
+def error_cell(job: Job) -> Text:
+    """The job's last error; a completed job's is history, shown dim and said to be."""
+    if job.status is JobStatus.COMPLETED and job.last_error:
+        shown = cell(EARLIER + job.last_error)
+        shown.stylize("dim")
+        return shown
+    return cell(job.last_error or "")
 
 
 def job_detail(job: Job) -> Group:
@@ -217,6 +229,10 @@ def job_fields(job: Job) -> dict[str, RenderableType]:
     values["tenant"] = job.tenant or "-"
     values["group"] = job.group or "-"
     values["last_error"] = job.last_error or "-"
+    if job.status is JobStatus.COMPLETED and job.last_error:
+        values["last_error"] = literal(
+            f"{job.last_error} (an earlier attempt's: it completed)", "dim"
+        )
     return values
 
 
@@ -286,60 +302,8 @@ def _note(letter: DeadLetter) -> Text:
     return Text(why, style="dim", no_wrap=True, overflow="ellipsis")
 
 
-def stats_table(found: Iterable[QueueStats]) -> StatsTables:
-    """Per queue: records by status, then what SQS holds; numbers right-aligned.
-
-    One table from ``WIDE_STATS`` columns; below that, two (records, then messages) so
-    every header stays whole at 80 columns instead of shrinking to ``del…``, which could
-    be either delayed count.
-    """
-    return StatsTables(list(found))
-
-
-WIDE_STATS = 110  # the one-table layout's width with a queue name of about ten characters
-SQS_COLUMNS = ("SQS\nvisible", "SQS\nin flight", "SQS\ndelayed", "DLQ")
-
-
-class StatsTables:
-    """The stats of some queues, laid out for the width they are printed at."""
-
-    def __init__(self, found: list[QueueStats]) -> None:
-        self.found = found
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if options.max_width >= WIDE_STATS:
-            yield self._table("Jobs and messages per queue", records=True, messages=True)
-        else:
-            yield self._table("Jobs per queue", records=True, messages=False)
-            yield self._table("Messages per queue", records=False, messages=True)
-
-    def _table(self, title: str, *, records: bool, messages: bool) -> Table:
-        made = table(title, "queue", ids=("queue",))
-        if records:
-            for status in JobStatus:
-                made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")
-        if messages:
-            for column in SQS_COLUMNS:
-                made.add_column(column, justify="right")
-        for queue in self.found:
-            cells = [str(queue.counts.get(status, 0)) for status in JobStatus] if records else []
-            if messages:
-                dead_letters = queue.dead_letter_messages
-                cells += [
-                    str(queue.messages),
-                    str(queue.in_flight),
-                    str(queue.delayed),
-                    "-" if dead_letters is None else str(dead_letters),
-                ]
-            made.add_row(queue.queue, *cells)
-        since = [queue.ended_since for queue in self.found if queue.ended_since is not None]
-        if records and since:
-            made.caption = f"ended: jobs created since {min(since):%Y-%m-%d %H:%M:%S} UTC"
-        return made
-
-
 @functools.cache  # pydantic takes tens of ms to build it: on first use, not at import
-def _instant() -> TypeAdapter[datetime]:
+def instant_adapter() -> TypeAdapter[datetime]:
     return TypeAdapter(datetime)
 
 
@@ -362,23 +326,8 @@ def dead_letter_record(letter: DeadLetter) -> dict[str, Any]:
         "message_id": letter.message_id,
         "job_id": letter.job_id,
         "receive_count": letter.receive_count,
-        "sent_at": _instant().dump_python(letter.sent_at, mode="json"),
+        "sent_at": instant_adapter().dump_python(letter.sent_at, mode="json"),
         "job": None if letter.job is None else job_record(letter.job),
-    }
-
-
-def stats_record(queue: QueueStats) -> dict[str, Any]:
-    return {
-        "queue": queue.queue,
-        "counts": {status.value: queue.counts.get(status, 0) for status in JobStatus},
-        "messages": queue.messages,
-        "in_flight": queue.in_flight,
-        "delayed": queue.delayed,
-        "dead_letter_messages": queue.dead_letter_messages,
-        # The terminal counts are of the jobs created since then; null: of every job kept.
-        "ended_since": None
-        if queue.ended_since is None
-        else _instant().dump_python(queue.ended_since, mode="json"),
     }
 
 

@@ -19,7 +19,8 @@ from .. import JobConfigError
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
 from ._options import json_option, queues_option
-from ._render import output_console, stats_record, stats_table, write_json_list
+from ._render import output_console, write_json_list
+from ._render_stats import stats_record, stats_table
 from ._watch import watch, watch_option
 
 if TYPE_CHECKING:
