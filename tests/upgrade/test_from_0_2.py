@@ -8,14 +8,13 @@ write format 2 (``record_format=2``) until every reader runs this release.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from sqsjobs import JobQueue, JobStatus, JobWorker
+from tests.aws.conftest import all_ids
 
 from .conftest import Deployment
 from .old_side import digest
@@ -26,8 +25,8 @@ from .test_mixed_fleet import (
     check_results,
     enqueue_new,
     enqueue_old,
-    lose_messages,
     mix,
+    reconcilers_repair_each_other,
     until_completed,
 )
 
@@ -57,11 +56,11 @@ async def test_a_fleet_of_0_2_and_this_release_completes_every_job_once(
         assert {job_id: seen[job_id]["digest"] for job_id in jobs} == {
             job_id: digest(payload) for job_id, payload in jobs.items()
         }
-        listed = await every_id(store)
+        listed = await all_ids(JobQueue(store), 25)
         assert sorted(listed) == sorted(jobs)
         (stats,) = await store.stats(["default"])
         assert stats.counts[JobStatus.COMPLETED] == len(jobs)
-        completed = await every_id(store, status=JobStatus.COMPLETED)
+        completed = await all_ids(JobQueue(store), 25, status=JobStatus.COMPLETED)
         assert sorted(completed) == sorted(jobs)  # format 2: ended in the open partitions
     finally:
         for worker in workers:
@@ -72,30 +71,7 @@ async def test_a_fleet_of_0_2_and_this_release_completes_every_job_once(
 async def test_each_releases_reconciler_resends_the_others_lost_messages(
     old_0_2: OldRelease, deployment_0_2: Deployment, tmp_path: Path
 ) -> None:
-    store = deployment_0_2.store(record_format=2)
-    sqs = boto3.client("sqs", endpoint_url=deployment_0_2.endpoint)
-    url = deployment_0_2.config["queues"]["default"]
-    try:
-        new_jobs = await enqueue_new(store, mix("d")[:3])
-        old_jobs = enqueue_old(old_0_2, deployment_0_2, mix("e")[:3])
-        lose_messages(sqs, url)  # as if every SendMessage had failed after its PutItem
-        await asyncio.sleep(0.7)
-        config = {**deployment_0_2.config, "grace": 0.5}
-        assert old_0_2.run("reconcile", config) == {"resent": 6, "dead": 0}
-        lose_messages(sqs, url)
-        await asyncio.sleep(0.7)
-        report = await store.reconcile(grace=0.5)
-        assert (report.resent, report.dead) == (6, 0)
-        worker = OldWorker(old_0_2, deployment_0_2, tmp_path, "old-worker")
-        try:
-            async with JobWorker(JobQueue(store), HANDLERS, queues=["default"]):
-                await until_completed(store, {**new_jobs, **old_jobs})
-        finally:
-            worker.stop()
-        await check_results(store, {**new_jobs, **old_jobs})
-    finally:
-        sqs.close()
-        await store.aclose()
+    await reconcilers_repair_each_other(old_0_2, deployment_0_2, 2, tmp_path)
 
 
 async def test_record_format_3_is_not_for_a_fleet_with_0_2_readers(
@@ -113,19 +89,9 @@ async def test_record_format_3_is_not_for_a_fleet_with_0_2_readers(
         [before, after] = list(jobs)
         seen = old_0_2.run("list", deployment_0_2.config)
         assert before in seen and after not in seen
-        assert await every_id(three) == [before, after]
+        assert await all_ids(JobQueue(three), 25) == [before, after]
         (stats,) = await three.stats(["default"])
         assert stats.counts[JobStatus.COMPLETED] == 2
     finally:
         await two.aclose()
         await three.aclose()
-
-
-async def every_id(store: Any, **filters: Any) -> list[str]:
-    ids: list[str] = []
-    cursor = None
-    while True:
-        page = await JobQueue(store).list(limit=25, cursor=cursor, **filters)
-        ids += [job.id for job in page.jobs]
-        if (cursor := page.next_cursor) is None:
-            return ids

@@ -22,6 +22,7 @@ import pytest
 from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.testing.payloads import random_document
+from tests.aws.conftest import all_ids
 
 from .conftest import Deployment
 from .old_side import digest
@@ -193,7 +194,15 @@ async def test_this_releases_worker_runs_what_old_producers_write(
 async def test_each_releases_reconciler_resends_the_others_lost_messages(
     old: OldRelease, deployment: Deployment, tmp_path: Path
 ) -> None:
-    store = deployment.store(record_format=1)
+    await reconcilers_repair_each_other(old, deployment, 1, tmp_path)
+
+
+async def reconcilers_repair_each_other(
+    old: OldRelease, deployment: Deployment, record_format: int, tmp_path: Path
+) -> None:
+    """Lost messages of both releases' jobs, re-sent by the old reconciler, then again by
+    this release's (writing ``record_format``); every job then completes once."""
+    store = deployment.store(record_format=record_format)
     sqs = boto3.client("sqs", endpoint_url=deployment.endpoint)
     url = deployment.config["queues"]["default"]
     try:
@@ -238,13 +247,7 @@ async def test_a_mixed_fleet_completes_every_job_once_and_lists_it_once(
         for worker in workers:
             worker.stop()
         await check_results(store, jobs)
-        listed = []
-        cursor = None
-        while True:
-            page = await JobQueue(store).list(limit=25, cursor=cursor)
-            listed += [job.id for job in page.jobs]
-            if (cursor := page.next_cursor) is None:
-                break
+        listed = await all_ids(JobQueue(store), 25)
         assert sorted(listed) == sorted(jobs)  # once each, through either index
         (stats,) = await store.stats(["default"])
         assert stats.counts[JobStatus.COMPLETED] == len(jobs)
