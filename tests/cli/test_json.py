@@ -35,6 +35,7 @@ JOB_FIELDS = {
     "idempotency_key",
     "tenant",
     "last_error",
+    "last_traceback",  # the handler's frames of the failure last_error names, when it had any
     "group",
     "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",

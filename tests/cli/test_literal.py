@@ -59,7 +59,7 @@ async def dead_job(store: SqsJobStore, key: str, payload: Any) -> str:
 
 def detail(output: str) -> dict[str, str]:
     """``jobs show``'s field lines by name (values never fold at this width)."""
-    head = output.split("\npayload\n", 1)[0]
+    head = output.split("\npayload\n", 1)[0].split("\ntraceback\n", 1)[0]
     return dict(line.strip().split(None, 1) for line in head.splitlines())
 
 
@@ -75,6 +75,8 @@ async def test_jobs_show_and_list_and_dlq_list_print_markup_literally(
     fields = detail(shown.stdout)
     assert fields["idempotency_key"] == CLOSE
     assert fields["last_error"] == f"JobFatalError: {MARKUP}"
+    trace = shown.stdout.split("\ntraceback\n", 1)[1].split("\npayload\n", 1)[0]
+    assert trace.splitlines()[-1] == f"sqsjobs.core.errors.JobFatalError: {MARKUP}"  # literally
     assert json.loads(shown.stdout.split("\npayload\n", 1)[1]) == payload
 
     other = invoke(cli_env, "jobs", "show", linked)

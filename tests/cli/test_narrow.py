@@ -143,6 +143,24 @@ async def test_dlq_list_and_stats_keep_ids_and_queue_names_whole(
     assert "│ JobFatalError: 倉庫が拒否しました: " in wide
 
 
+async def test_recent_failures_at_80_and_120_columns_keep_status_and_error_class_whole(
+    wide_store: SqsJobStore, aws_endpoint: str
+) -> None:
+    ids = await some_jobs(wide_store)
+    dead = ids[3:][::-1]  # newest first: the last to die on top
+    for width in (80, 120):
+        output = piped(
+            store_env(wide_store, aws_endpoint, str(width)), "jobs", "list", "-s", "dead"
+        )
+        assert_fits(output, width)
+        assert output.startswith("Jobs (dead) in every queue, newest first")
+        id_column = columns(output)[0]
+        assert id_column.index(dead[0]) < id_column.index(dead[1])
+        rows = [line for line in output.splitlines() if line.startswith("│")]
+        assert sum("│ dead " in line for line in rows) == 2  # whole, on one line each
+        assert sum("│ JobFatalError" in line for line in rows) == 2, output
+
+
 def test_infra_deploy_outputs_keep_every_url_whole(aws_endpoint: str) -> None:
     stack = f"{unique_prefix()}-billing-reconciliation-eu-west"
     env: dict[str, str | None] = {

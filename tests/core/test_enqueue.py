@@ -52,6 +52,7 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "result": None,
         "group": "queue:other",  # no group nor tenant: the queue's own group
         "trace_context": None,  # set by the enqueue span when the producer traces
+        "last_traceback": None,
     }
     assert len(job.id) == 32
     assert prepared.fingerprint is None

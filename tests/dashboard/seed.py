@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 
 from sqsjobs import EnqueueRequest, JobQueue, JobStore
+from sqsjobs.core.tracebacks import FailureText
 from sqsjobs.producer.enqueue import prepare
 
 HOSTILE_NAME = '"><img src=x onerror=alert(1)>'
@@ -19,6 +20,27 @@ WORKER = "worker-7f3a@ip-10-0-3-17"
 # Idempotency keys are often built from what the payload holds: hidden with payloads.
 RECEIPT_KEY = "receipt:joerg@acme.example:2026-10"
 CHARGE_KEY = "charge:zoe-angstrom:inv-20261107"
+DECLINED = "PaymentDeclined: card ending 4242 declined (東京 gateway said: insufficient funds)"
+# The dead job's traceback as a worker keeps it: a cause whose message runs over two
+# lines (a library's), then the handler's own error; frames are code, messages are data.
+CHARGE_FRAME = '  File "/srv/app/billing/charge.py", line 88, in charge_card'
+DECLINED_TRACE = "\n".join(
+    [
+        "Traceback (most recent call last):",
+        CHARGE_FRAME,
+        "    receipt = gateway.capture(payload.card, payload.total)",
+        "    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "billing.gateway.GatewayError: declined for jörg@acme.example",
+        "  detail: amount 41.97 over the limit of Zoë Ångström's card",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/srv/app/billing/charge.py", line 91, in charge_card',
+        "    raise PaymentDeclined(str(error)) from error",
+        DECLINED,
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +82,7 @@ async def seed(store: JobStore) -> Seeded:
         )
     ).job
     token = await _claim(store, "other", doomed.id)
-    error = "PaymentDeclined: card ending 4242 declined (東京 gateway said: insufficient funds)"
-    await store.fail(doomed.id, token, error, None, time.time())
+    await store.fail(doomed.id, token, FailureText(DECLINED, DECLINED_TRACE), None, time.time())
     request = EnqueueRequest(name="import.csv", payload=HOSTILE_PAYLOAD, tenant="initech")
     hostile = prepare(queue.config, request, time.time()).job
     hostile = hostile.model_copy(update={"name": HOSTILE_NAME})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import time
 
@@ -12,7 +13,7 @@ from sqsjobs import JobQueue, JobStatus, MemoryJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
 
 from .conftest import local
-from .seed import Seeded
+from .seed import DECLINED_TRACE, Seeded
 
 
 def rows(html: str) -> list[str]:
@@ -118,6 +119,8 @@ def test_the_detail_page_shows_the_last_error_of_a_dead_job(
     text = client.get(f"/jobs/{seeded.dead}").text
     assert "PaymentDeclined: card ending 4242 declined (東京 gateway" in text
     assert "&#34;customer&#34;: &#34;Zoë Ångström&#34;" in text
+    shown = html.unescape(text.split('<pre class="traceback" id="traceback">', 1)[1])
+    assert shown.startswith(f"{DECLINED_TRACE}</pre>")  # the whole traceback, as kept
 
 
 def test_an_unknown_job_is_a_404(client: TestClient) -> None:

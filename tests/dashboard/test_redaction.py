@@ -19,9 +19,10 @@ from starlette.testclient import TestClient
 
 from sqsjobs import JobQueue, MemoryJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
+from sqsjobs.contrib.dashboard._redact import Redaction
 
 from .conftest import local
-from .seed import CHARGE_KEY, RECEIPT_KEY, Seeded
+from .seed import CHARGE_FRAME, CHARGE_KEY, DECLINED, RECEIPT_KEY, Seeded
 
 # What the seeded payloads, results, keys and error messages hold, and no page may show.
 SECRETS = [
@@ -154,10 +155,40 @@ def test_an_error_redactor_decides_what_a_hidden_error_shows(
         '<pre class="error" id="last-error">PaymentDeclined: card ending 4242 declined</pre>'
         in page
     )
-    assert "東京" not in page and "Zoë" not in page  # the payload stays hidden
+    assert 'id="payload-hidden"' in page and "&#34;customer&#34;" not in page  # still hidden
     assert seen == [
-        "PaymentDeclined: card ending 4242 declined (東京 gateway said: insufficient funds)"
+        DECLINED,  # the last error, then each message of its traceback
+        "billing.gateway.GatewayError: declined for jörg@acme.example\n"
+        "  detail: amount 41.97 over the limit of Zoë Ångström's card",
+        DECLINED,
     ]
+
+
+def test_a_hidden_traceback_shows_its_frames_and_each_exceptions_class(
+    hidden: TestClient, seeded: Seeded
+) -> None:
+    page = html.unescape(hidden.get(f"/jobs/{seeded.dead}").text)
+    trace = page.split('id="traceback">', 1)[1].split("</pre>", 1)[0]
+    assert trace.split("\n") == [
+        "Traceback (most recent call last):",
+        CHARGE_FRAME,
+        "    receipt = gateway.capture(payload.card, payload.total)",
+        "    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "billing.gateway.GatewayError",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/srv/app/billing/charge.py", line 91, in charge_card',
+        "    raise PaymentDeclined(str(error)) from error",
+        "PaymentDeclined",
+    ]
+
+
+def test_a_traceback_cut_inside_a_message_leaves_the_cut_rest_out() -> None:
+    cut = "Traceback (most recent call last):\n  … 40 lines left out …\n  detail: Zoë's card\nE: x"
+    shown = Redaction(show_payloads=False, error_redactor=None).traceback(cut)
+    assert shown == "Traceback (most recent call last):\n  … 40 lines left out …\nE"
 
 
 def test_make_dashboard_refuses_an_error_redactor_that_cannot_be_called(

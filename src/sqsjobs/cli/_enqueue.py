@@ -8,9 +8,12 @@ sent. A valid request the store refuses (an idempotency key already bound to a d
 job) exits 1. A repeated enqueue with the same key and payload is not a failure: it
 prints the existing job and says it was a duplicate.
 
-The command has no handler registry, so a handler's declared queue, max_attempts and
-lease do not apply here (pass them as options); its timeout still does, when the job
-runs, unless ``--timeout`` is given.
+The record is what applies: a worker runs the job with the record's options. With
+``--app MODULE:REGISTRY`` (imported as ``sqsjobs worker`` imports it, ``_app``) the
+producer has the registry, so the handler's declared queue, max_attempts, timeout and
+lease fill the options not given, and a name no handler has or a payload its model
+refuses is bad usage, nothing written. Without it the record gets the library's defaults,
+and a worker whose handler declares others warns that they do not apply.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from .. import EnqueueResult, JobConfigError, SyncJobQueue
+from .. import EnqueueResult, JobConfigError, JobRegistry, SyncJobQueue
+from ..core.defaults import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT
 from ..core.validation import (
     DELAY,
     LEASE,
@@ -34,6 +38,7 @@ from ..core.validation import (
     integer,
     seconds,
 )
+from ._app import load_registry
 from ._config import StoreConfig, default_queue, store_options
 from ._errors import usage_error
 from ._options import json_option
@@ -51,6 +56,12 @@ RUN_AT_HELP = (
     "2026-12-24T09:00:00+01:00 or 2026-12-24T08:00:00Z (at most 366 days ahead; "
     "for a relative time use --delay)."
 )
+APP_HELP = (
+    "The handlers, as `sqsjobs worker` takes them, e.g. myapp.jobs:registry: the handler's "
+    "declared queue, max attempts, timeout and lease apply, and a name or payload it would "
+    "refuse is refused here."
+)
+WITH_APP = "the handler's with --app, else"
 
 
 def checked(rule: Callable[[Any], T]) -> Callable[[click.Context, click.Parameter, Any], T | None]:
@@ -85,8 +96,13 @@ def aware_instant(value: str) -> datetime:
 
 @click.command()
 @click.argument("name")
+@click.option("--app", metavar="MODULE:REGISTRY", callback=load_registry, help=APP_HELP)
 @click.option("--payload", metavar="JSON|@FILE|-", callback=read_payload, help=PAYLOAD_HELP)
-@click.option("--queue", "-q", help="Queue name (default: 'default', or the store's only queue).")
+@click.option(
+    "--queue",
+    "-q",
+    help=f"Queue name (default: {WITH_APP} 'default', or the store's only queue).",
+)
 @click.option(
     "--delay",
     type=float,
@@ -112,7 +128,8 @@ def aware_instant(value: str) -> datetime:
     type=int,
     metavar="N",
     callback=checked(lambda v: integer(v, "max_attempts", minimum=1, code=None)),
-    help="Attempts before the job is dead, at least 1 (default: 5).",
+    help=f"Attempts before the job is dead, at least 1 (default: {WITH_APP} "
+    f"{DEFAULT_MAX_ATTEMPTS}).",
 )
 @click.option(
     "--timeout",
@@ -120,7 +137,7 @@ def aware_instant(value: str) -> datetime:
     metavar="SECONDS",
     callback=checked(lambda v: seconds(v, "timeout", TIMEOUT, code=None)),
     help="Seconds one attempt may run, 0 for no limit, at most 7 days "
-    "(default: the handler's timeout if it declares one, else 30).",
+    f"(default: {WITH_APP} {DEFAULT_TIMEOUT:g}).",
 )
 @click.option(
     "--lease",
@@ -128,7 +145,7 @@ def aware_instant(value: str) -> datetime:
     metavar="SECONDS",
     callback=checked(lambda v: seconds(v, "lease", LEASE, code=None)),
     help="Seconds a claim holds the job unless its heartbeats renew it, above 0 and at "
-    "most 43200 (default: 30).",
+    f"most 43200 (default: {WITH_APP} {DEFAULT_LEASE:g}).",
 )
 @click.option("--idempotency-key", metavar="KEY", help="Enqueue at most once per key.")
 @click.option("--tenant", metavar="TENANT", help="Tenant the job belongs to.")
@@ -142,6 +159,7 @@ def aware_instant(value: str) -> datetime:
 @store_options
 def enqueue(
     name: str,
+    app: JobRegistry | None,
     payload: Any,
     queue: str | None,
     delay: float | None,
@@ -160,7 +178,7 @@ def enqueue(
     if delay is not None and run_at is not None:
         raise click.UsageError("Pass --delay or --run-at, not both.")
     with store.open() as jobs:
-        producer = SyncJobQueue(jobs, default_queue=default_queue(jobs))
+        producer = SyncJobQueue(jobs, default_queue=default_queue(jobs), registry=app)
         try:
             result = producer.enqueue(
                 name,

@@ -9,6 +9,7 @@ take a full id or a unique prefix of one (``_ids``).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ from rich.console import Group, RenderableType
 
 from .. import JobConfigError, JobPage, JobStatus, SyncJobQueue
 from ..core.lifecycle import CANCELLABLE
+from ..core.requests import ended_only
+from ..producer.enqueue import list_filter
 from ._config import StoreConfig, store_options
 from ._errors import CommandFailed, usage_error
 from ._ids import missing, resolve
@@ -50,13 +53,37 @@ def jobs() -> None:
 
 @dataclass(frozen=True)
 class Listing:
-    """Which jobs ``jobs list`` shows, and how many a page."""
+    """Which jobs ``jobs list`` shows, in which order, and how many a page.
+
+    Jobs that ended are history an operator reads from its recent end ("what failed
+    just now?"), so a listing of ended statuses alone is newest first unless told
+    otherwise; open work is listed in the order it was enqueued, as it will run.
+    """
 
     queue: str | None
     statuses: tuple[str, ...]
     name: str | None
     tenant: str | None
     limit: int
+    newest_first: bool
+
+    @classmethod
+    def build(
+        cls,
+        queue: str | None,
+        statuses: tuple[str, ...],
+        name: str | None,
+        tenant: str | None,
+        limit: int,
+        newest: bool | None,
+    ) -> Listing:
+        """``newest`` as asked (``--newest``/``--oldest``), else by the statuses."""
+        newest_first = ended_only(statuses) if newest is None else newest
+        return cls(queue, statuses, name, tenant, limit, newest_first)
+
+    @property
+    def end(self) -> str:
+        return "newest" if self.newest_first else "oldest"
 
     def title(self) -> str:
         which = f" ({' or '.join(self.statuses)})" if self.statuses else ""
@@ -65,7 +92,8 @@ class Listing:
             for label, value in (("named", self.name), ("of tenant", self.tenant))
             if value
         )
-        return f"Jobs{which}{named} in {f'queue {self.queue}' if self.queue else 'every queue'}"
+        where = f"queue {self.queue}" if self.queue else "every queue"
+        return f"Jobs{which}{named} in {where}, {self.end} first"
 
     def pages(self, store: SqsJobStore, *, every: bool) -> Iterator[JobPage]:
         """The first page, or with ``every`` each page in turn until the last.
@@ -78,27 +106,26 @@ class Listing:
                 f"Queue {self.queue!r} is not one of this store's queues "
                 f"({', '.join(sorted(store.queue_urls))})"
             )
-        producer = SyncJobQueue(store)
-        return self._following(producer, self._page(producer, None), every=every)
+        return self._following(store, self._page(store, None), every=every)
 
-    def _following(
-        self, producer: SyncJobQueue, page: JobPage, *, every: bool
-    ) -> Iterator[JobPage]:
+    def _following(self, store: SqsJobStore, page: JobPage, *, every: bool) -> Iterator[JobPage]:
         yield page
         while every and page.next_cursor is not None:
-            page = self._page(producer, page.next_cursor)
+            page = self._page(store, page.next_cursor)
             yield page
 
-    def _page(self, producer: SyncJobQueue, cursor: str | None) -> JobPage:
+    def _page(self, store: SqsJobStore, cursor: str | None) -> JobPage:
+        """A page read through the store's SPI, the one call that takes the order."""
         try:
-            return producer.list(
+            filter, limit = list_filter(
                 queue=self.queue,
                 status=self.statuses or None,
                 name=self.name,
                 tenant=self.tenant,
                 limit=self.limit,
-                cursor=cursor,
             )
+            filter = dataclasses.replace(filter, newest_first=self.newest_first)
+            return store.sync.list(filter, limit, cursor, time.time())
         except JobConfigError as error:
             raise usage_error(error) from error
 
@@ -116,10 +143,17 @@ class Listing:
 @click.option("--name", help="Only jobs of this handler name.")
 @click.option("--tenant", help="Only jobs of this tenant.")
 @limit_option(
-    "At most this many jobs, oldest first; with --all, jobs a page  "
+    "At most this many jobs; with --all, jobs a page  "
     f"[default: {FIRST_PAGE}; with --all, {ALL_PAGE}]",
     default=None,
     maximum=ALL_PAGE,
+)
+@click.option(
+    "--newest/--oldest",
+    "newest",
+    default=None,
+    help="Newest or oldest jobs first  [default: newest first when every --status is "
+    "an ended one (completed, dead, cancelled), else oldest first]",
 )
 @click.option(
     "--all", "every", is_flag=True, help="Every matching job, page after page, as they come."
@@ -133,18 +167,21 @@ def list_jobs(
     name: str | None,
     tenant: str | None,
     limit: int | None,
+    newest: bool | None,
     every: bool,
     as_json: bool,
     watch_every: float | None,
     store: StoreConfig,
 ) -> None:
-    """List jobs as a table, oldest first.
+    """List jobs as a table; those that ended (--status dead) newest first.
 
-    With --all every matching job is read, a page at a time, and each page printed as it
-    arrives (with --json, still one list).
+    Jobs come in the order they were created: oldest first, or newest first when every
+    --status is one that ended (completed, dead, cancelled); --newest and --oldest
+    choose. With --all every matching job is read, a page at a time, and each page
+    printed as it arrives (with --json, still one list).
     """
     limit = limit or (ALL_PAGE if every else FIRST_PAGE)
-    listing = Listing(queue, statuses, name, tenant, limit)
+    listing = Listing.build(queue, statuses, name, tenant, limit, newest)
     if every and watch_every is not None:
         raise usage_error("--watch shows the first page again and again; it takes no --all")
     with store.open() as opened:
@@ -169,7 +206,9 @@ def print_tables(listing: Listing, pages: Iterator[JobPage], *, every: bool) -> 
     if every:
         console.print(f"{shown} job(s)")
     elif more:
-        console.print(f"Showing the oldest {shown}; raise --limit (up to 1000) or pass --all.")
+        console.print(
+            f"Showing the {listing.end} {shown}; raise --limit (up to 1000) or pass --all."
+        )
 
 
 def watch_first_page(listing: Listing, store: SqsJobStore, every: float, *, as_json: bool) -> None:
@@ -183,7 +222,8 @@ def watch_first_page(listing: Listing, store: SqsJobStore, every: float, *, as_j
         shown = job_table(listing.title(), page.jobs)
         if page.next_cursor is None:
             return shown
-        return Group(shown, f"Showing the oldest {len(page.jobs)}; raise --limit (up to 1000).")
+        more = f"Showing the {listing.end} {len(page.jobs)}; raise --limit (up to 1000)."
+        return Group(shown, more)
 
     document = (lambda: [job_record(job) for job in first().jobs]) if as_json else None
     watch(every, view, document, output_console())

@@ -4,7 +4,9 @@ Rendering only: functions take values and return rich renderables, so commands s
 few lines of "read, render". Tables fit the width (80 columns included) without ever
 cutting what an operator copies: ids, queue and handler names and URLs fold onto the
 next line, whole (join a cell's lines to get it back); only free text such as a job's
-last error is shortened with an ellipsis, and ``jobs show`` prints that whole.
+last error is shortened with an ellipsis, and ``jobs show`` prints that whole. The job
+list goes further (``_columns``): no column of it breaks a word, and a last error keeps
+its class however short the message gets.
 
 Output that is not a terminal (a pipe, a file, a CI log) is laid out for ``COLUMNS``
 columns if it is set, else 80 (``output_console``): the same at every run, whatever
@@ -44,6 +46,7 @@ from rich.text import Text
 
 from .. import Job, JobStatus
 from ..core.text import escape_controls, escape_json_controls
+from ._columns import ID_CHARS, WIDE_TABLE, ErrorCell, Role, fit_table
 
 if TYPE_CHECKING:
     from ..aws import DeadLetter
@@ -127,10 +130,6 @@ class FittedTable(LiteralTable):
         yield from super().__rich_console__(console, options)
 
 
-ID_CHARS = 32  # a job id
-WIDE_TABLE = 120  # columns from which a table shows ids on one line
-
-
 def table(
     title: str, *columns: str, flexible: str | None = None, ids: Collection[str] = ()
 ) -> Table:
@@ -165,12 +164,24 @@ def attempts(job: Job) -> str:
     return f"{job.attempts}/{job.max_attempts}"
 
 
-JOB_COLUMNS = ("id", "queue", "name", "status", "attempts", "run_at (UTC)", "last_error")
+JOB_COLUMNS = {
+    "id": Role.ID,
+    "queue": Role.NAME,
+    "name": Role.NAME,
+    "status": Role.KEEP,
+    "attempts": Role.KEEP,
+    "run_at (UTC)": Role.WORDS,
+    "last_error": Role.TEXT,
+}
+# What a narrow terminal goes without, first to last: of what ``jobs show`` tells too,
+# what matters least when looking for a failure.
+SPARED = ("run_at (UTC)", "attempts")
 
 
 def job_table(title: str, jobs: Iterable[Job]) -> Table:
-    """One line per job with its full id, so any row can be pasted into ``jobs show``."""
-    made = table(title, *JOB_COLUMNS, flexible="last_error", ids=("id",))
+    """A row per job with its full id, so any row can be pasted into ``jobs show``; no
+    column breaks a word at any width from 80 columns (``_columns``)."""
+    made = fit_table(literal(title, "bold"), JOB_COLUMNS.items(), optional=SPARED)
     for job in jobs:
         made.add_row(
             job.id,
@@ -184,26 +195,25 @@ def job_table(title: str, jobs: Iterable[Job]) -> Table:
     return made
 
 
-EARLIER = "earlier: "  # before a completed job's error: an attempt before it failed
-
-
-def error_cell(job: Job) -> Text:
-    """The job's last error; a completed job's is history, shown dim and said to be."""
-    if job.status is JobStatus.COMPLETED and job.last_error:
-        shown = cell(EARLIER + job.last_error)
-        shown.stylize("dim")
-        return shown
-    return cell(job.last_error or "")
+def error_cell(job: Job) -> ErrorCell:
+    """The job's last error, its class whole; a completed job's is history (an earlier
+    attempt's), shown dim and said to be."""
+    return ErrorCell(job.last_error or "", earlier=job.status is JobStatus.COMPLETED)
 
 
 def job_detail(job: Job) -> Group:
-    """Every field of one job; payload and result as indented JSON."""
+    """Every field of one job; the last failure's traceback; payload and result as JSON."""
     fields = LiteralTable.grid(padding=(0, 2))
     fields.add_column(style="dim", no_wrap=True)
     fields.add_column(overflow="fold")
     for name, value in job_fields(job).items():
         fields.add_row(name, value)
-    parts: list[RenderableType] = [fields, Text("payload", style="bold"), json_block(job.payload)]
+    parts: list[RenderableType] = [fields]
+    if job.last_traceback:  # stored escaped, one frame line per line (``core.tracebacks``)
+        lines = "\n".join(escape_controls(line) for line in job.last_traceback.split("\n"))
+        style = "dim" if job.status is JobStatus.COMPLETED else "red"  # an earlier attempt's
+        parts += [Text("traceback", style="bold"), Text(lines, style=style, overflow="fold")]
+    parts += [Text("payload", style="bold"), json_block(job.payload)]
     if job.status is JobStatus.COMPLETED:
         parts += [Text("result", style="bold"), json_block(job.result)]
     return Group(*parts)

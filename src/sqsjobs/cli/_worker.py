@@ -23,17 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
-import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
-from .. import Handler, JobConfigError, JobQueue, JobRegistry, JobWorker
+from .. import JobConfigError, JobQueue, JobRegistry, JobWorker
 from ..core.errors import describe_error
 from ..cron.schedule import Cron
 from ..observe.log import LOGGER_NAME
@@ -46,6 +43,7 @@ from ..observe.metrics import (
 )
 from ..observe.outputs import metrics_for
 from ..worker.served_queues import served_queues
+from ._app import Handlers, load_handlers
 from ._config import StoreConfig, default_queue, store_options
 from ._cron import cron_options, log_crons
 from ._errors import usage_error
@@ -55,43 +53,7 @@ from ._options import queues_option, seconds_option
 if TYPE_CHECKING:
     from ..aws import SqsJobStore
 
-Handlers = JobRegistry | Mapping[str, Handler]
 _logger = logging.getLogger(f"{LOGGER_NAME}.cli")
-
-
-def load_handlers(ctx: click.Context, param: click.Parameter, value: str) -> Handlers:
-    """Import ``MODULE:ATTRIBUTE``; it must be a ``JobRegistry`` or a mapping of handlers."""
-    module_name, _, attribute = value.partition(":")
-    if not module_name or not attribute:
-        raise click.BadParameter(
-            f"expected MODULE:REGISTRY, e.g. myapp.jobs:registry; got {value!r}", ctx, param
-        )
-    found: Any = import_module(module_name, ctx, param)
-    for part in attribute.split("."):
-        if not hasattr(found, part):
-            message = f"module {module_name!r} has no attribute {attribute!r}"
-            raise click.BadParameter(message, ctx, param)
-        found = getattr(found, part)
-    if not isinstance(found, JobRegistry | Mapping):
-        message = (
-            f"{value} is of type {type(found).__name__}, not a JobRegistry "
-            "or a mapping of job names to handlers"
-        )
-        raise click.BadParameter(message, ctx, param)
-    return found
-
-
-def import_module(name: str, ctx: click.Context, param: click.Parameter) -> Any:
-    """Import ``name`` as ``python -m`` would: the working directory comes first."""
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as error:
-        if error.name is None or not (name == error.name or name.startswith(f"{error.name}.")):
-            raise  # the module exists but imports something missing: its own error
-        message = f"no module named {name!r} (run from the directory that has it)"
-        raise click.BadParameter(message, ctx, param) from None
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,8 @@ class Job(BaseModel):
     # with tenant ``acme`` reads ``acme/x`` (``validation.tenant_group``). ``None`` only
     # on records written before groups existed (``message_group`` then derives it).
     group: str | None = None
-    # True when the producer passed ``timeout``; otherwise it is a default, and a handler
-    # that declares its own timeout replaces it when the job runs (``HandlerDefaults``).
+    # True when the producer passed ``timeout``. The run enforces ``timeout`` either way;
+    # this only tells a chosen timeout from a default (``worker.declared_options``).
     # Stores keep it; dumps and reprs leave it out, so a record's JSON (``--json``, code
     # that dumps jobs) has exactly the fields above, and a job read back from that JSON
     # equals the job unless its timeout was explicit.
@@ -69,6 +69,10 @@ class Job(BaseModel):
     # ``tracestate`` when it had one), so each run's span links back to it; ``None`` when
     # the producer had no OpenTelemetry tracer provider (``observe.tracing``).
     trace_context: dict[str, str] | None = None
+    # The traceback of the failure ``last_error`` names, from the handler's first frame,
+    # redacted and at most 8 KiB (``core.tracebacks``); ``None`` when that failure had
+    # none (a timeout, a lease that ran out) or a release that kept none wrote it.
+    last_traceback: str | None = None
 
 
 def untenanted_group(queue: str) -> str:

@@ -6,11 +6,12 @@ the handler's import stays free of building their classes (``bench/lambda_import
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
+from .lifecycle import TERMINAL
 from .models import Job, JobStatus
 
 
@@ -49,12 +50,19 @@ ENQUEUE_OPTIONS: frozenset[str] = frozenset(
 
 @dataclass(frozen=True)
 class JobFilter:
-    """Which records ``list`` returns; ``None`` means any."""
+    """Which records ``list`` returns, ``None`` meaning any, and in which order.
+
+    ``list`` walks ``(created_at, id)`` oldest first, or with ``newest_first`` from the
+    other end: what an operator looking for recent failures wants first. A page's cursor
+    remembers the direction and continues only a list running the same way. The default
+    is the order ``list`` has always had, so a filter built without it reads as before.
+    """
 
     queue: str | None = None
     statuses: frozenset[JobStatus] | None = None
     name: str | None = None
     tenant: str | None = None
+    newest_first: bool = False
 
     def matches(self, queue: str, status: JobStatus, name: str, tenant: str | None) -> bool:
         return (
@@ -63,6 +71,16 @@ class JobFilter:
             and (self.name is None or name == self.name)
             and (self.tenant is None or tenant == self.tenant)
         )
+
+
+def ended_only(statuses: Collection[JobStatus | str] | None) -> bool:
+    """Whether ``statuses`` names ended ones alone (completed, dead, cancelled).
+
+    Views list such jobs newest first unless asked otherwise: the history they show only
+    grows, and its oldest end is what an operator needs least, while open work is read in
+    the order it will run.
+    """
+    return bool(statuses) and all(JobStatus(status) in TERMINAL for status in statuses or ())
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ else the ``payload`` annotation when it names a pydantic model.
 
 A handler may also declare defaults for its jobs (``HandlerDefaults``): a producer built
 with the registry (``JobQueue(store, registry=...)``) fills the options an enqueue leaves
-out from them, and a worker or Lambda handler running the job applies its ``timeout``
-unless the producer passed one (``Job.timeout_explicit``).
+out from them. They act only through the record that producer writes: a worker applies
+the record's options, and warns when a record holds the library's defaults where its
+handler declares others (``worker.declared_options``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, Unpack
 from pydantic import BaseModel, ValidationError
 
 from ..core.errors import JobConfigError, JobFatalError
-from ..core.models import Job
 from ..core.validation import (
     LEASE,
     TIMEOUT,
@@ -52,10 +52,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 class HandlerDefaults(NamedTuple):
     """What a handler declares for its jobs; ``None`` leaves the option to the producer.
 
-    ``queue``, ``max_attempts`` and ``lease`` are enqueue defaults only: the store acts on
-    them from the record (where the job waits, when a lost lease dead-letters it) before
-    any worker looks up the handler. ``timeout`` also applies at run time, since only the
-    run enforces it (``run_timeout``).
+    All four are enqueue defaults: the record is the one source of truth, and the store
+    acts on most of it (where the job waits, when a lost lease dead-letters it) before any
+    worker looks up the handler. Applying the handler's timeout at run time instead would
+    make ``jobs show`` and the dashboard say one timeout while another applies.
     """
 
     queue: str | None = None
@@ -83,17 +83,6 @@ class HandlerDefaults(NamedTuple):
             else duration(timeout, "timeout", TIMEOUT, code="invalid_option"),
             lease=None if lease is None else duration(lease, "lease", LEASE, code="invalid_option"),
         )
-
-    def run_timeout(self, job: Job) -> float:
-        """The timeout a run enforces: the producer's explicit one, else the handler's.
-
-        A record's ``timeout`` is the producer's when it passed one; otherwise it is a
-        default, possibly from a producer that never saw this registry (another service,
-        ``sqsjobs enqueue``), so the handler's own declaration replaces it.
-        """
-        if not job.timeout_explicit and self.timeout is not None:
-            return self.timeout
-        return job.timeout
 
 
 NO_DEFAULTS = HandlerDefaults()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..core.lifecycle import ClaimDecision, claim_decision
 from ..core.models import Job, JobStatus
 from ..core.times import epoch, utc, utc_or_none
+from ..core.tracebacks import traceback_of
 from ..core.validation import dump_json
 
 
@@ -44,6 +45,7 @@ class Record:
     version: int = 0
     group: str | None = None  # informational here: claim order stays priority order
     trace_context: dict[str, str] | None = None  # copied in and out: no caller shares it
+    last_traceback: str | None = None  # the failure's that ``last_error`` names
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -101,7 +103,12 @@ class Record:
             result=None if self.result_json is None else json.loads(self.result_json),
             group=self.group,
             trace_context=None if self.trace_context is None else dict(self.trace_context),
+            last_traceback=self.last_traceback,
         )
+
+    def set_error(self, error: str) -> None:
+        """``last_error`` and, when the failure carried one, its traceback (else none)."""
+        self.last_error, self.last_traceback = str(error), traceback_of(error)
 
     def ready_entry(self) -> tuple[int, float, float, str, int]:
         """Heap key for claim order: priority desc, run_at, created_at, id.

@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..core.cursor import decode_cursor, encode_cursor
+from ..core.cursor import decode_cursor, encode_cursor, follows
 from ..core.errors import JobBatchError, JobConfigError, JobIdempotencyConflictError
 from ..core.lifecycle import (
     CANCELLABLE,
@@ -192,7 +192,7 @@ class MemoryCore:
         return record.to_job()
 
     def _expire_lease(self, record: Record, now: float) -> None:
-        record.last_error = LEASE_EXPIRED_ERROR
+        record.set_error(LEASE_EXPIRED_ERROR)
         self._move_to(record, DEAD, now)
         log_event(
             _logger,
@@ -231,7 +231,7 @@ class MemoryCore:
             if record is None:
                 return False
             status, run_at = after_failure(record.attempts, record.max_attempts, retry_at, now)
-            record.last_error = error
+            record.set_error(error)
             record.run_at = run_at
             self._move_to(record, status, now)
             return True
@@ -245,7 +245,7 @@ class MemoryCore:
                 return False
             status, record.run_at = after_release(run_at, now)
             record.attempts -= 1
-            record.last_error = error
+            record.set_error(error)
             self._move_to(record, status, now)
             return True
 
@@ -315,24 +315,28 @@ class MemoryCore:
             return None if record is None else record.to_job()
 
     def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        """A page in ``(created_at, id)`` order, or its reverse with ``newest_first``."""
         limit = page_limit(limit)
-        after = None if cursor is None else decode_cursor(cursor)
+        newest = filter.newest_first
+        past = None if cursor is None else decode_cursor(cursor, newest_first=newest)
         with self.lock:
             matching = [
                 record
                 for record in self.records.values()
                 if filter.matches(record.queue, record.status, record.name, record.tenant)
                 and not is_expired(record.expires_at, now)
-                and (after is None or (record.created_at, record.id) > after)
+                and (
+                    past is None
+                    or follows((record.created_at, record.id), past, newest_first=newest)
+                )
             ]
-            page = heapq.nsmallest(limit + 1, matching, key=lambda r: (r.created_at, r.id))
+            pick = heapq.nlargest if newest else heapq.nsmallest
+            page = pick(limit + 1, matching, key=lambda r: (r.created_at, r.id))
             jobs = [record.to_job() for record in page[:limit]]
-        more = len(page) > limit
-        last = page[limit - 1] if more else None
-        return JobPage(
-            jobs=jobs,
-            next_cursor=None if last is None else encode_cursor(last.created_at, last.id),
-        )
+        if len(page) <= limit:
+            return JobPage(jobs=jobs, next_cursor=None)
+        last = page[limit - 1]
+        return JobPage(jobs, encode_cursor(last.created_at, last.id, newest_first=newest))
 
     def next_change(self, queue: str) -> float | None:
         """The earliest time a delayed job falls due or a lease expires on ``queue``."""

@@ -3,7 +3,9 @@
 Each record carries ``event`` and the job's ``job_id``, ``job_name``, ``queue``,
 ``attempt`` and ``tenant`` as ``extra`` fields, so a JSON formatter or a log query can
 filter on them (``log_format`` writes them out).
-Payloads are never logged: they may hold personal data, and the job id finds them.
+A failure's record also carries its traceback (``traceback``: the handler's frames,
+redacted, as the job's record keeps it). Payloads are never logged: they may hold
+personal data, and the job id finds them.
 The message and every text field are made one line without URL credentials here, so
 no caller can let an exception's text forge a record (see ``core.text``).
 """
@@ -16,8 +18,12 @@ from typing import Any
 
 from ..core.models import Job
 from ..core.text import safe_line
+from ..core.tracebacks import traceback_of
 
 LOGGER_NAME = "sqsjobs"
+# A failure's traceback, when its handler raised one: a field of its own, so a JSON line
+# keeps it as one string and a text line prints it indented below (``log_format``).
+TRACEBACK_FIELD = "traceback"
 EVENT_PREFIX = "jobs."  # every event's name starts with it; a view may leave it out
 
 
@@ -48,6 +54,7 @@ class Event(StrEnum):
     UNKNOWN_JOB = "jobs.unknown_job"
     DEFERRED = "jobs.deferred"  # a limit or a tenant's cap held a start back
     LIMIT_SLOT = "jobs.limit_slot"  # a limit slot could not be extended or freed
+    OPTIONS_DEFAULTED = "jobs.options_defaulted"  # a record missed its handler's options
 
 
 def default_logger(logger: logging.Logger | None) -> logging.Logger:
@@ -80,4 +87,7 @@ def log_event(
     fields.update(
         (key, safe_line(value) if isinstance(value, str) else value) for key, value in extra.items()
     )
+    trace = traceback_of(extra.get("error", ""))
+    if trace is not None:  # already one escaped line per frame (``core.tracebacks``)
+        fields[TRACEBACK_FIELD] = trace
     logger.log(level, safe_line(message), extra=fields)

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core.text import escape_controls, escape_json_controls, redact_credentials
+from .log import TRACEBACK_FIELD
 
 JOB_KEYS = ("job_id", "job_name", "queue", "attempt", "tenant")  # the job's, in this order
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
@@ -87,7 +88,8 @@ class TextFormatter(logging.Formatter):
 
     The job's fields follow the message on every record that has them (those ``ctx.log``
     writes inside a handler included); a value with a space, quote, ``=`` or backslash is
-    quoted as a JSON string. A traceback follows on lines indented by four spaces.
+    quoted as a JSON string. A traceback (the record's exception, else the failed
+    handler's ``traceback`` field) follows on lines indented by four spaces.
     """
 
     def format(self, record: logging.LogRecord) -> str:
@@ -97,6 +99,8 @@ class TextFormatter(logging.Formatter):
         )
         exception = exception_text(self, record)
         if exception is None:
+            exception = getattr(record, TRACEBACK_FIELD, None)
+        if not isinstance(exception, str):
             return line
         indented = (f"    {escape_controls(part)}" for part in exception.split("\n"))
         return "\n".join([line, *indented])

@@ -19,6 +19,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ..core.backoff import Backoff
+from ..core.defaults import (
+    DEFAULT_LEASE,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_QUEUE,
+    DEFAULT_TIMEOUT,
+)
 from ..core.errors import JobBatchError
 from ..core.models import Job
 from ..core.options import EnqueueOptions, enqueue_request
@@ -48,11 +54,11 @@ class _BaseQueue:
         self,
         store: JobStore,
         *,
-        default_queue: str = "default",
+        default_queue: str = DEFAULT_QUEUE,
         payload_max_bytes: int = 65536,
-        default_max_attempts: int = 5,
-        default_timeout: float = 30.0,
-        default_lease: float = 30.0,
+        default_max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        default_timeout: float = DEFAULT_TIMEOUT,
+        default_lease: float = DEFAULT_LEASE,
         backoff: Backoff = DEFAULT_BACKOFF,
         clock: Callable[[], float] = time.time,
         logger: logging.Logger | None = None,

@@ -18,8 +18,8 @@ handler's limits have no free slot (``permits``) is deferred: released ``delayed
 a short delay, the attempt not counted. Limit slots are extended with each heartbeat and
 freed once the outcome is recorded, whatever it was.
 
-The timeout is the job's own when its producer passed one, else its handler's when the
-handler declares one (``HandlerDefaults.run_timeout``), else the record's default.
+The record's options apply (its timeout here, the others through the store); a record
+holding the library's defaults where the handler declares others is logged (``declared_options``).
 
 Heartbeats run from the claim until the outcome is recorded, and a store write that
 raises is tried again, the heartbeats holding the lease, until the store answers
@@ -53,6 +53,7 @@ from ..core.errors import JobConfigError, JobFatalError, JobTimeoutError, descri
 from ..core.lifecycle import COMPLETED, STOPPING_ERROR, after_failure, after_release
 from ..core.models import Job
 from ..core.store import JobStore, effective_delay
+from ..core.tracebacks import FailureText, handler_traceback
 from ..core.validation import stored_result
 from ..handlers.context import JobContext, context_logger
 from ..handlers.limits import HandlerLimits
@@ -60,6 +61,7 @@ from ..handlers.registry import HandlerSpec, JobRegistry
 from ..observe.log import Event, log_event
 from ..observe.metrics import OFF, Metrics
 from ..observe.telemetry import Observed
+from . import declared_options
 from .lease import Lease
 from .permits import Deferral, Permits, defer_delay
 from .writes import Write, Written
@@ -119,7 +121,7 @@ class JobRun:
         assert job.lease_token is not None, "a claimed job carries its lease token"
         self.job, self.token, self.settings, self.cutoff = job, job.lease_token, settings, cutoff
         self.cancelled = asyncio.Event()
-        self.timeout = job.timeout  # the handler's, once it is known (``_supervise``)
+        self.timeout = job.timeout  # the record's, as every option (``declared_options``)
         self.reason: Reason | None = None
         self.thread: concurrent.futures.Future[Any] | None = None
         self.outcome: Outcome | None = None  # once ``execute`` returned
@@ -201,7 +203,7 @@ class JobRun:
             log=context_logger(self.settings.logger, self.job),
             beat=self.lease.beat,
         )
-        self.timeout = spec.defaults.run_timeout(self.job)
+        declared_options.check(self.job, spec.defaults, self._log)
         self.observed.begin(self.settings.clock())
         with self.observed.current():  # the task copies the context: the handler's spans nest
             self._handler_task = asyncio.ensure_future(self._call(spec, ctx))
@@ -269,7 +271,7 @@ class JobRun:
         delay = settings.backoff.delay(job.attempts) if will_retry else None
         now = settings.clock()
         retry_at = None if delay is None else now + delay
-        message = describe_error(error)
+        message = FailureText(describe_error(error), handler_traceback(error))
         status, _ = after_failure(job.attempts, job.max_attempts, retry_at, now)
         call = functools.partial(settings.store.fail, job.id, self.token, message, retry_at, now)
         missed = await self._record(Write("failure", call, now, status, self._stopping))

@@ -1,4 +1,4 @@
-"""``list``: a k-way merge over the list indexes' partitions, oldest first, within a budget.
+"""``list``: a k-way merge over the list indexes' partitions, in order, within a budget.
 
 Each queue's jobs are in ``layout.index_shards`` partitions of the ``by_queue`` index for
 open jobs, and as many for each terminal status (``wire.items``), plus, while the table
@@ -26,10 +26,17 @@ than ``limit`` jobs or none, with a cursor at the furthest position every range 
 read to. Callers page on until ``next_cursor`` is ``None``.
 
 The cursor is a keyset position, ``(created_at, id)``, the same as the memory store's:
-every range resumes just after it, so a job that changes status between pages is
-neither repeated nor the cause of a skip of others. DynamoDB applies ``Limit`` before
-``FilterExpression``, so a range may return fewer items than asked with more to come;
-that is why ranges refill on demand.
+every range resumes just past it (after it, or before it newest first), so a job that
+changes status between pages is neither repeated nor the cause of a skip of others. The
+cursor names its direction (``core.cursor``): one read the other way is refused.
+DynamoDB applies ``Limit`` before ``FilterExpression``, so a range may return fewer items
+than asked with more to come; that is why ranges refill on demand.
+
+**Newest first** (``JobFilter.newest_first``) is the same walk from the other end, so
+that the jobs that ended last come first without reading the history before them:
+every range is queried backwards (``ScanIndexForward`` false), bounded above by the
+cursor; the merge takes the greatest head, and a budget's frontier is the highest
+position every range has been read down to.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.cursor import decode_cursor, encode_cursor
+from ...core.cursor import decode_cursor, encode_cursor, follows
 from ...core.lifecycle import TERMINAL
 from ...core.models import Job, JobStatus
 from ...core.requests import JobFilter, JobPage
@@ -82,8 +89,9 @@ def list_jobs(
     layout: Layout, filter: JobFilter, limit: int, cursor: str | None, now: float
 ) -> Flow[JobPage]:
     limit = page_limit(limit)
-    after = None if cursor is None else list_sk(*decode_cursor(cursor))
-    ranges = _ranges(layout, filter, after)
+    newest = filter.newest_first
+    past = None if cursor is None else list_sk(*decode_cursor(cursor, newest_first=newest))
+    ranges = _ranges(layout, filter, past)
     statuses = filter.statuses
     budget, spent, stopped = BUDGET_PER_ITEM * limit, 0, False
     taken: list[Job] = []
@@ -97,54 +105,65 @@ def list_jobs(
             calls = tuple(_page(layout.table, r, each, filter, now) for r in hungry)
             replies = yield Parallel(calls)
             for range_, reply in zip(hungry, replies, strict=True):
-                spent += _fill(range_, reply, after, now)
+                spent += _fill(range_, reply, past, newest, now)
             continue
-        batch = _merge(ranges, limit + 1 - len(taken))
+        batch = _merge(ranges, limit + 1 - len(taken), newest)
         if not batch:
             break
         taken += yield from _resolve(layout.table, batch, statuses, now)
     frontier = None
     if stopped:  # what every range has been read past is complete: take all of it
-        frontier = min(r.read_to for r in ranges if not r.exhausted)
+        read_to = [r.read_to for r in ranges if not r.exhausted]
+        frontier = max(read_to) if newest else min(read_to)
         while len(taken) <= limit:
-            batch = _merge(ranges, limit + 1 - len(taken), upto=frontier)
+            batch = _merge(ranges, limit + 1 - len(taken), newest, upto=frontier)
             if not batch:
                 break
             taken += yield from _resolve(layout.table, batch, statuses, now)
-    next_cursor = None if frontier is None else _cursor_at(frontier)
+    next_cursor = None if frontier is None else _cursor_at(frontier, newest)
     if len(taken) > limit:
         last = taken[limit - 1]
-        next_cursor = encode_cursor(last.created_at.timestamp(), last.id)
+        next_cursor = encode_cursor(last.created_at.timestamp(), last.id, newest_first=newest)
     return JobPage(jobs=taken[:limit], next_cursor=next_cursor)
 
 
-def _cursor_at(position: str) -> str:
-    """The cursor resuming after a ``list_sk`` position."""
+def _cursor_at(position: str, newest: bool) -> str:
+    """The cursor resuming past a ``list_sk`` position."""
     created, job_id = position.split("#", 1)
-    return encode_cursor(float(created), job_id)
+    return encode_cursor(float(created), job_id, newest_first=newest)
 
 
-def _ranges(layout: Layout, filter: JobFilter, after: str | None) -> list[_Range]:
+def _ranges(layout: Layout, filter: JobFilter, past: str | None) -> list[_Range]:
+    """Every range the filter allows, each bounded on the cursor's side by ``past``."""
     queues = [filter.queue] if filter.queue is not None else sorted(layout.queue_urls)
     statuses = sorted(filter.statuses) if filter.statuses is not None else list(JobStatus)
     ended = [status for status in statuses if status in TERMINAL]
     phases = _phases(filter.statuses)
-    low = FIRST_KEY if after is None else after
+    low, high = FIRST_KEY, LAST_KEY
+    if past is not None and filter.newest_first:
+        high = past
+    elif past is not None:
+        low = past
     ranges: list[_Range] = []
     # Format 2 ends jobs in place: their open partitions hold terminal ones too.
     if len(ended) < len(statuses) or not layout.indexed.moves:
         for queue in queues:
             for shard in range(layout.index_shards):
-                ranges.append(_Range(CURRENT, list_pk(queue, shard), low, LAST_KEY, phases=phases))
+                ranges.append(_Range(CURRENT, list_pk(queue, shard), low, high, phases=phases))
     for queue in queues:
         for status in ended:
             for shard in range(layout.index_shards):
                 partition = ended_list_pk(queue, shard, status)
-                ranges.append(_Range(CURRENT, partition, low, LAST_KEY))
-    if layout.previous_index:
-        resume = "" if after is None else after
+                ranges.append(_Range(CURRENT, partition, low, high))
+    if layout.previous_index:  # ``gsi_sk`` is ``list_sk`` after "{queue}#"
         ranges += [
-            _Range(PREVIOUS, index_pk(status, shard), f"{queue}#{resume}", f"{queue}$", f"{queue}#")
+            _Range(
+                PREVIOUS,
+                index_pk(status, shard),
+                f"{queue}#" if low == FIRST_KEY else f"{queue}#{low}",
+                f"{queue}$" if high == LAST_KEY else f"{queue}#{high}",
+                f"{queue}#",
+            )
             for queue in queues
             for status in statuses
             for shard in range(layout.index_shards)
@@ -176,6 +195,7 @@ def _page(table: str, range_: _Range, limit: int, filter: JobFilter, now: float)
         start=range_.start,
         filter=" AND ".join(clauses),
         values=values,
+        forward=not filter.newest_first,
     )
 
 
@@ -187,14 +207,14 @@ def _phases(statuses: Collection[JobStatus] | None) -> list[str] | None:
     return None if len(phases) == len({phase(status) for status in JobStatus}) else phases
 
 
-def _fill(range_: _Range, reply: Any, after: str | None, now: float) -> int:
+def _fill(range_: _Range, reply: Any, past: str | None, newest: bool, now: float) -> int:
     """Buffer a page's candidates; how many entries DynamoDB evaluated for it."""
     if isinstance(reply, AwsError):
         raise reply
     sort_key = range_.index.sort_key
     for item in reply.get("Items", []):
         position = str(item[sort_key]["S"]).removeprefix(range_.prefix)
-        if after is not None and position <= after:
+        if past is not None and not follows(position, past, newest_first=newest):
             continue
         if range_.index is CURRENT:
             range_.buffer.append((position, job_id_of(item)))
@@ -209,16 +229,23 @@ def _fill(range_: _Range, reply: Any, after: str | None, now: float) -> int:
     return int(reply.get("ScannedCount", len(reply.get("Items", []))))
 
 
-def _merge(ranges: list[_Range], most: int, upto: str | None = None) -> list[Job | str]:
+def _merge(
+    ranges: list[_Range], most: int, newest: bool, upto: str | None = None
+) -> list[Job | str]:
     """Up to ``most`` candidates in merged order, stopping where a range must refill, or,
     with ``upto``, at that position (every range has been read past it)."""
     batch: list[Job | str] = []
     last = None
+    first = max if newest else min
     while len(batch) < most and (upto is not None or not any(r.needs_page for r in ranges)):
-        heads = [r for r in ranges if r.buffer and (upto is None or r.buffer[0][0] <= upto)]
+        heads = [
+            r
+            for r in ranges
+            if r.buffer and (upto is None or not follows(r.buffer[0][0], upto, newest_first=newest))
+        ]
         if not heads:
             break
-        position, candidate = min(heads, key=lambda r: r.buffer[0][0]).buffer.popleft()
+        position, candidate = first(heads, key=lambda r: r.buffer[0][0]).buffer.popleft()
         if position != last:  # an entry seen in two partitions while it moved between them
             batch.append(candidate)
         last = position

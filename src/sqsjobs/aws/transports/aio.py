@@ -39,6 +39,7 @@ import aiohttp
 from aiobotocore.client import AioBaseClient  # type: ignore[import-untyped]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
 from aiobotocore.session import AioSession  # type: ignore[import-untyped]
+from aiohttp import ClientConnectorError
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 from botocore.utils import get_environ_proxies  # type: ignore[import-untyped]
 
@@ -47,6 +48,7 @@ from .boto import new_session
 from .endpoint import Endpoint
 from .errors import NO_RESPONSE, SDK_FAILURES, from_aws, no_response, sdk_failure, translate
 from .tls import checked_context, shared_context
+from .unreachable import limit_unreachable_retries
 
 if TYPE_CHECKING:
     from .lean import LeanSender
@@ -69,7 +71,7 @@ class AioTransport:
         clients = self._loops.get(loop)
         if clients is None:
             await self._forget_closed_loops()
-            clients = self._loops.setdefault(loop, _LoopClients(self._open, self._lean_for))
+            clients = self._loops.setdefault(loop, _LoopClients(self._open, self._ready))
         return await clients.client(service)
 
     def _open(self, service: Service) -> Any:
@@ -85,6 +87,11 @@ class AioTransport:
             endpoint_url=self._endpoint.endpoint_url,
             config=self._endpoint.merged(ours),
         )
+
+    def _ready(self, client: Any) -> LeanSender | None:
+        """``client`` set up for the store's calls; the sender of its hot requests, if any."""
+        limit_unreachable_retries(client, self._endpoint, (ClientConnectorError,))
+        return self._lean_for(client)
 
     def _lean_for(self, client: Any) -> LeanSender | None:
         """The lean sender of ``client`` when the store opted in and this botocore has

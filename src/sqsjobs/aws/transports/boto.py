@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 from ..wire.protocol import Call, Reply, Service
 from .endpoint import Endpoint
 from .errors import NO_RESPONSE, SDK_FAILURES, from_aws, no_response, sdk_failure, translate
+from .unreachable import limit_unreachable_retries
 
 _models_lock = threading.Lock()
 _models: list[Any] = []
@@ -54,6 +55,7 @@ class BotoTransport:
                     endpoint_url=self._endpoint.endpoint_url,
                     config=self._endpoint.merged(Config(**self._endpoint.client_options())),
                 )
+                limit_unreachable_retries(client, self._endpoint, None)
                 self._clients[service] = client
             return client
 

@@ -5,6 +5,10 @@ and five attempts ride out a network blip without dropping a job. An operator's 
 (``sqsjobs jobs list``, a dashboard) wants the opposite: an endpoint that cannot be
 reached should be reported within seconds, so it passes ``connect_timeout`` and
 ``max_attempts`` (``SqsJobStore(..., connect_timeout=2, max_attempts=2)``).
+
+Under both, a connection that could not be made at all (refused, no such host, connect
+timeout) is tried twice, not five times (``unreachable``): nothing was sent, and five
+tries with backoff only made a dead endpoint take 9 to 18 s to report.
 """
 
 from __future__ import annotations

@@ -208,12 +208,15 @@ class LeanSender:
         self._endpoint._update_retries_context(context, attempts)
         response, error = await self._attempt(route, body, context)
         retried = error is not None or not await self._settled(model, response, context)
-        while retried and await self._endpoint._needs_retry(
-            attempts, model, request_dict, response, error
-        ):
-            attempts += 1
-            self._endpoint._update_retries_context(context, attempts, response)
-            response, error = await self._attempt(route, body, context)
+        try:
+            while retried and await self._endpoint._needs_retry(
+                attempts, model, request_dict, response, error
+            ):
+                attempts += 1
+                self._endpoint._update_retries_context(context, attempts, response)
+                response, error = await self._attempt(route, body, context)
+        except Exception as ended:  # a needs-retry handler ended the tries (``unreachable``)
+            error = ended  # reported as botocore's client reports it
         if error is not None:
             await self._emit(
                 f"after-call-error.{self._event_id}.{model.name}", exception=error, context=context

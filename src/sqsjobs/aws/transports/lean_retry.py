@@ -10,9 +10,10 @@ attempts checker only records the client's maximum (and, when that maximum is a 
 attempt, marks the reply, which is left to botocore).
 
 ``FirstReplies.settled`` does exactly that work for such a reply, and only while the
-event's handlers are the standard handler alone, as the client registered it: any
-other handler (or another retry mode) and every later attempt, error and 5xx go
-through the event, the handler and its quota as before. The quota's release on success
+event's handlers are the standard handler alone, as the client registered it (beside
+the store's ``UnreachableRetries``, which acts on a failed connection only): any other
+handler (or another retry mode) and every later attempt, error and 5xx go through the
+event, the handler and its quota as before. The quota's release on success
 is an ``after-call`` handler, which the lean path still emits.
 """
 
@@ -26,6 +27,8 @@ from aiobotocore.retries.standard import (  # type: ignore[import-untyped]
     AioRetryPolicy,
     AioStandardRetryConditions,
 )
+
+from .unreachable import UnreachableRetries
 
 CHECKSUM_HEADER = "x-amz-crc32"  # botocore's ``RetryDDBChecksumError``
 
@@ -77,11 +80,13 @@ class FirstReplies:
 
 
 def _standard_max_attempts(handlers: Any) -> int | None:
-    """The maximum attempts of the standard handler if it is the only one; else ``None``.
+    """The maximum attempts of the standard handler if it is the only one (but for
+    ``UnreachableRetries``, which has no say over a reply); else ``None``.
 
     This runs after a request was sent: every private name is read with a default, so a
     botocore that renamed one sends the reply through the event (``None``), never raises.
     """
+    handlers = [h for h in handlers if not isinstance(h, UnreachableRetries)]
     if len(handlers) != 1:
         return None
     (handler,) = handlers

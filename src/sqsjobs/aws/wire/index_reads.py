@@ -51,12 +51,14 @@ def query_index(
     start: Mapping[str, Any] | None,
     filter: str | None = None,
     values: Mapping[str, Any] | None = None,
+    forward: bool = True,
 ) -> Call:
-    """One page of an index partition, ``low <= sort key <= high``, oldest first."""
+    """One page of an index partition, ``low <= sort key <= high``, oldest first, or
+    newest first when not ``forward`` (``LastEvaluatedKey`` is then the lowest key read)."""
     params = _index_range(table, index, partition, low, high, start, filter, values)
     if limit is not None:
         params["Limit"] = limit
-    params["ScanIndexForward"] = True
+    params["ScanIndexForward"] = forward
     return Call("dynamodb", "query", params)
 
 

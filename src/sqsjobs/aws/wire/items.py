@@ -42,6 +42,7 @@ from ...core.text import safe_line
 from ...core.times import epoch, utc, utc_or_none
 from ...core.validation import dump_json
 from .index_keys import OPEN, index_pk, index_sk, list_pk, list_sk, shard
+from .traces import unpacked_trace
 
 Attributes = dict[str, Any]
 
@@ -296,6 +297,7 @@ def stored_from_item(item: Attributes) -> Stored:
         timeout_explicit=bool(item.get("timeout_explicit", {}).get("BOOL", False)),
         group=_opt_s(item, "group"),  # absent on records written before groups
         trace_context=json.loads(item["trace_context"]["S"]) if "trace_context" in item else None,
+        last_traceback=unpacked_trace(item, _opt_s(item, "last_error")),
     )
     return Stored(
         job,

@@ -23,6 +23,7 @@ from .dynamo import status_change, statuses, update
 from .index_keys import OPEN, IndexedTable, home, phase
 from .items import number, text
 from .protocol import Call
+from .traces import error_write
 
 LEASE_FIELDS = ("locked_by", "lease_token", "lease_until")
 # On a dead record whose DLQ copy is still to be sent: when it died. Its index phase stays
@@ -57,13 +58,13 @@ def expire_lease(
     """
     job_id, queue = job
     sets, values = status_change(table, job_id, DEAD, now, queue=queue)
-    sets |= {"last_error": ":error", "expires_at": ":expires_at"}
+    sets["expires_at"] = ":expires_at"
+    remove = error_write(sets, values, LEASE_FIELDS, error)
     if copy:
         _copy_due(sets, values, now)
     values |= statuses(RUNNING) | {
         ":expired_before": number(now - skew),
         ":token": text(token),
-        ":error": text(error),
         ":expires_at": number(expires_at),
     }
     return update(
@@ -72,7 +73,7 @@ def expire_lease(
         sets=sets,
         condition=LEASE_ENDED_ON_LAST_ATTEMPT,
         values=values,
-        remove=LEASE_FIELDS,
+        remove=remove,
         returns=True,
     )
 
@@ -112,14 +113,11 @@ def retry(
 ) -> Call:
     """``after_failure`` chose to retry: waiting again under ``status`` until ``run_at``."""
     sets, values = status_change(table, job_id, status, now)
-    sets |= {"run_at": ":run_at", "last_error": ":error"}
-    values |= statuses(RUNNING) | {
-        ":token": text(token),
-        ":run_at": number(run_at),
-        ":error": text(error),
-    }
+    sets["run_at"] = ":run_at"
+    remove = error_write(sets, values, LEASE_FIELDS, error)
+    values |= statuses(RUNNING) | {":token": text(token), ":run_at": number(run_at)}
     return update(
-        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
 
 
@@ -137,16 +135,13 @@ def dead(
     is sent next (``COPY_DUE``)."""
     job_id, queue = job
     sets, values = status_change(table, job_id, DEAD, now, queue=queue)
-    sets |= {"run_at": ":now", "last_error": ":error", "expires_at": ":expires_at"}
+    sets |= {"run_at": ":now", "expires_at": ":expires_at"}
+    remove = error_write(sets, values, LEASE_FIELDS, error)
     if copy:
         _copy_due(sets, values, now)
-    values |= statuses(RUNNING) | {
-        ":token": text(token),
-        ":error": text(error),
-        ":expires_at": number(expires_at),
-    }
+    values |= statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
     return update(
-        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
 
 
@@ -155,15 +150,15 @@ def release(table: IndexedTable, job_id: str, token: str, error: str, now: float
     and ``run_at``; the interrupted or deferred attempt is not counted."""
     status, run_at = due
     sets, values = status_change(table, job_id, status, now)
-    sets |= {"attempts": "#attempts - :one", "run_at": ":run_at", "last_error": ":error"}
+    sets |= {"attempts": "#attempts - :one", "run_at": ":run_at"}
+    remove = error_write(sets, values, LEASE_FIELDS, error)
     values |= statuses(RUNNING) | {
         ":token": text(token),
         ":one": number(1),
-        ":error": text(error),
         ":run_at": number(run_at),
     }
     return update(
-        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=LEASE_FIELDS
+        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
 
 
@@ -197,9 +192,9 @@ def abandoned_dead(
     """
     job_id, queue = job
     sets, values = status_change(table, job_id, DEAD, now, queue=queue)
-    sets |= {"last_error": ":error", "expires_at": ":expires_at"}
+    sets["expires_at"] = ":expires_at"
+    remove = error_write(sets, values, LEASE_FIELDS, error)
     values |= statuses(RUNNING) | {
-        ":error": text(error),
         ":expires_at": number(expires_at),
         ":expired_before": number(now - skew),
     }
@@ -209,7 +204,7 @@ def abandoned_dead(
         sets=sets,
         condition=ABANDONED,
         values=values,
-        remove=LEASE_FIELDS,
+        remove=remove,
         returns=True,
     )
 

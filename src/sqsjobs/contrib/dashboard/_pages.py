@@ -20,7 +20,7 @@ from starlette.templating import Jinja2Templates
 from ...core.errors import JobConfigError
 from ...core.lifecycle import CANCELLABLE, DEAD
 from ...core.models import JobStatus
-from ...core.requests import JobFilter
+from ...core.requests import JobFilter, ended_only
 from ...core.text import redact_credentials
 from ...core.times import utc
 from . import _figures as figures
@@ -36,6 +36,7 @@ NOTICES = {
     "redriven": "Redrive done: dead jobs sent back to their queues: ",
 }
 STATUSES = [status.value for status in JobStatus]
+ORDERS = {"newest": True, "oldest": False}  # ?order=: which end of a list comes first
 FORM_TYPE = "application/x-www-form-urlencoded"
 MAX_FORM_FIELDS = 8
 
@@ -103,6 +104,7 @@ def _render(request: Request, template: str, status_code: int = 200, **context: 
         dead=DEAD,
         can_retry=dashboard.source.can_retry,
         shown_error=dashboard.redaction.error,
+        shown_traceback=dashboard.redaction.traceback,
         errors_cut=dashboard.redaction.errors_cut,
     )
     response = dashboard.templates.TemplateResponse(
@@ -113,13 +115,22 @@ def _render(request: Request, template: str, status_code: int = 200, **context: 
 
 
 def _filter(request: Request, *, dead_only: bool = False) -> JobFilter:
-    """The list filters from the query string; an unknown status is a ``JobConfigError``."""
+    """The list filters and order from the query string; an unknown status or order is a
+    ``JobConfigError``.
+
+    Without ``order``, jobs that ended (a dead, completed or cancelled list) come newest
+    first: what just failed is what an operator opens the page for. Other lists run
+    oldest first, the order the work will run in.
+    """
     query = request.query_params
     status = query.get("status", "")
     if status and status not in STATUSES:
         raise JobConfigError(
             "invalid_option", f"unknown status {status!r}; one of {', '.join(STATUSES)}"
         )
+    order = query.get("order", "")
+    if order and order not in ORDERS:
+        raise JobConfigError("invalid_option", f"unknown order {order!r}; newest or oldest")
     statuses = frozenset({DEAD}) if dead_only else None
     if status and not dead_only:
         statuses = frozenset({JobStatus(status)})
@@ -128,6 +139,7 @@ def _filter(request: Request, *, dead_only: bool = False) -> JobFilter:
         statuses=statuses,
         name=query.get("name") or None,
         tenant=None if dead_only else query.get("tenant") or None,
+        newest_first=ORDERS[order] if order else ended_only(statuses),
     )
 
 
@@ -174,13 +186,14 @@ async def _listing(request: Request, template: str, *, dead_only: bool) -> Respo
         return _render(request, "error.html", 400, message=str(refused))
     except Exception as error:
         return _unreadable(request, error)
-    args = {key: query.get(key, "") for key in ("queue", "status", "name", "tenant")}
+    args = {key: query.get(key, "") for key in ("queue", "status", "name", "tenant", "order")}
     return _render(
         request,
         template,
         jobs=page.jobs,
         next_cursor=page.next_cursor,
         first_page=cursor is None,
+        newest_first=filter.newest_first,
         args=args,
         link_args={key: value for key, value in args.items() if value},
         queues=await dashboard.source.queue_names(page.jobs),

@@ -14,6 +14,7 @@ or hidden: it gets the stored text and returns the text to show.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +24,14 @@ from ...worker.run import CUTOFF_ERROR
 ErrorRedactor = Callable[[str], str]
 
 HIDDEN_MESSAGE = "(message hidden)"
+# The lines of a traceback that are the runtime's own words, never a job's data.
+_SEPARATORS = (
+    "Traceback (most recent call last):",
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+_FRAME = re.compile(r'  File ".*", line \d+, in ')
+_LEFT_OUT = re.compile(r"  … \d+ lines left out …$")
 LIBRARY_ERRORS = frozenset({LEASE_EXPIRED_ERROR, STOPPING_ERROR, CUTOFF_ERROR})
 
 
@@ -70,3 +79,44 @@ class Redaction:
                 )
             return shown
         return text if self.show_payloads else exception_class(text)
+
+    def traceback(self, text: str | None) -> str:
+        """What a page shows of a stored traceback (empty for none).
+
+        Its frames are code, shown whole; each exception's message is shown as
+        ``error`` shows an error, so a hidden message stays hidden here too. Lines that
+        are neither (a message's continuation cut off by the size bound) are left out.
+        """
+        if not text:
+            return ""
+        if self.show_payloads and self.error_redactor is None:
+            return text
+        shown: list[str] = []
+        message: list[str] = []
+        in_frame = False
+        for line in text.split("\n"):
+            if in_frame and line.startswith("    "):
+                shown.append(line)  # the frame's source line, and its carets
+                continue
+            in_frame = bool(_FRAME.match(line))
+            if in_frame or not line or line in _SEPARATORS or _LEFT_OUT.match(line):
+                if message:
+                    shown.append(self._raised("\n".join(message)))
+                    message = []
+                shown.append(line)
+            elif message or not line.startswith(" "):
+                message.append(line)  # an exception's message, or the rest of one
+            # else: the rest of a message whose start the size bound cut off: left out
+        if message:
+            shown.append(self._raised("\n".join(message)))
+        return "\n".join(shown)
+
+    def _raised(self, text: str) -> str:
+        """An exception's lines in a traceback, as ``error`` shows an error; the class is
+        named with its module there (``billing.gateway.GatewayError: ...``)."""
+        if self.error_redactor is not None:
+            return self.error(text)
+        head, colon, _ = text.partition(":")
+        if all(part.isidentifier() for part in head.split(".")) and (colon or head == text):
+            return head
+        return HIDDEN_MESSAGE
