@@ -86,3 +86,13 @@ def test_importing_the_package_loads_no_async_aws_or_cli_dependencies(statement:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert completed.stdout.strip() == ""
+
+
+def test_a_jobs_history_entries_are_a_public_model_beside_job() -> None:
+    """``Job.history`` holds ``HistoryEntry`` values (SPEC §8), importable like ``Job``."""
+    from sqsjobs.core.history import HistoryEntry
+
+    assert sqsjobs.HistoryEntry is HistoryEntry
+    assert "HistoryEntry" in sqsjobs.__all__
+    assert sqsjobs.Job.model_fields["history"].annotation == list[HistoryEntry]
+    assert HistoryEntry.model_config.get("frozen") is True

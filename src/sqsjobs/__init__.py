@@ -39,6 +39,7 @@ __version__ = "0.2.0"
 
 if TYPE_CHECKING:
     from .core.backoff import Backoff, compute_backoff
+    from .core.history import HistoryEntry
     from .core.idempotency import job_idempotency_key
     from .core.models import Job, JobStatus
     from .core.requests import EnqueueRequest, EnqueueResult, JobFilter, JobPage
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "Backoff": ".core.backoff",
     "compute_backoff": ".core.backoff",
+    "HistoryEntry": ".core.history",
     "Job": ".core.models",
     "JobStatus": ".core.models",
     "Cron": ".cron.schedule",
@@ -119,6 +121,7 @@ __all__ = [
     "EnqueueRequest",
     "EnqueueResult",
     "Handler",
+    "HistoryEntry",
     "Job",
     "JobBatchError",
     "JobConfigError",

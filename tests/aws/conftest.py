@@ -18,6 +18,9 @@ QUEUES = ("default", "other")
 # Real time, and a margin smaller than the default 2 s, so lease tests wait less; the
 # margin itself is tested with the default in test_clock_skew.py.
 SKEW = 0.1
+# Long polls of a second, not 20: a worker's stop waits out its last long poll (whatever
+# SQS hands that poll goes back to the queue), so each test's stop costs a second at most.
+WAIT = 1.0
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +36,12 @@ def prefix() -> str:
 @pytest.fixture
 async def store(aws_endpoint: str, prefix: str) -> AsyncIterator[SqsJobStore]:
     made = SqsJobStore.create(
-        prefix, queues=QUEUES, max_receive_count=5, endpoint_url=aws_endpoint, clock_skew=SKEW
+        prefix,
+        queues=QUEUES,
+        max_receive_count=5,
+        endpoint_url=aws_endpoint,
+        clock_skew=SKEW,
+        wait_time=WAIT,
     )
     try:
         yield made

@@ -141,11 +141,12 @@ async def test_stats_reads_small_index_entries_and_the_records_of_open_jobs(
     assert all(isinstance(read, Read) for read in reads)
     queries = [read for read in reads if isinstance(read, Read) and read.action == "Query"]
     assert {read.index_name for read in queries} == {"by_queue"}
-    # One per shard of the queue's open partitions, and of each terminal status's.
-    assert len(queries) == 4 * 4
+    # One per shard of the queue's open partitions, and of each terminal status's; and
+    # one of the workers' presence records (none here).
+    assert len(queries) == 4 * 4 + 1
     assert sum(read.evaluated for read in queries) == 3
     # Entries of about 150 bytes: half a unit (eventually consistent) per query.
-    assert [read.units for read in queries] == [0.5] * 16
+    assert [read.units for read in queries] == [0.5] * 17
     (fetch,) = [read for read in reads if isinstance(read, Read) and read.action == "BatchGetItem"]
     # The records only (stats needs no payload), each rounded to 4 KB: half a unit each.
     assert (fetch.evaluated, fetch.units) == (3, 1.5)

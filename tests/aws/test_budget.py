@@ -62,11 +62,26 @@ async def test_a_hundred_jobs_bill_six_write_units_each_three_on_the_table(
         completed = await drain(store)
     assert len(set(completed)) == JOBS
     ours = [record for record in metered if record.table == store.table_name]
+    # The worker's presence record (docs/aws-store.md): written at its start (and every
+    # 30 s), ended at its stop, 2 WRU each, item and index entry; the jobs are the rest.
+    presence = [r for r in ours if isinstance(r, Write) and key_of(r).startswith("worker#")]
+    assert [w.action for w in presence][:1] + [w.action for w in presence][-1:] == [
+        "PutItem",
+        "UpdateItem",
+    ]
+    assert totals(presence) == (2 * len(presence), 0.0)
+    ours = [record for record in ours if record not in presence]
     writes = [record for record in ours if isinstance(record, Write)]
     assert totals(ours) == (6 * JOBS, 0.0)
     on_table = sum(c.units for w in writes for c in w.charges if c.index_name is None)
     on_index = sum(c.units for w in writes for c in w.charges if c.index_name == "by_queue")
     assert (on_table, on_index) == (3 * JOBS, 3 * JOBS)
+
+
+def key_of(write: Write) -> str:
+    image = write.after or write.before
+    assert image is not None
+    return str(image["pk"]["S"])
 
 
 async def claim_all(store: SqsJobStore) -> list[str]:

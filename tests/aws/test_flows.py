@@ -320,7 +320,7 @@ def _delivery(max_attempts: int = 3, receive_count: int = 1) -> Delivery:
 
 def test_complete_is_one_update_that_moves_the_entry_to_the_completed_partition() -> None:
     aws = FakeAws()
-    assert drive(_settle.complete(layout(), "j", "t", NOW, '{"ok":1}', "default"), aws)
+    assert drive(_settle.complete(layout(), "j", "t", NOW, '{"ok":1}', _delivery().job), aws)
     assert aws.operations == ["update_item"]
     moved = aws.calls[0].params["ExpressionAttributeValues"][":list_pk"]["S"]
     assert moved == f"default#{shard_of('j')}#completed"
@@ -341,7 +341,7 @@ def test_a_complete_by_a_store_that_did_not_claim_reads_the_job_s_queue_first() 
 def test_complete_under_record_format_2_ends_the_entry_in_place() -> None:
     aws = FakeAws()
     two = layout()._replace(record_format=2)
-    assert drive(_settle.complete(two, "j", "t", NOW, None), aws)
+    assert drive(_settle.complete(two, "j", "t", NOW, None, _delivery().job), aws)
     assert aws.operations == ["update_item"]
     assert ":list_pk" not in aws.calls[0].params["ExpressionAttributeValues"]
 
@@ -349,7 +349,7 @@ def test_complete_under_record_format_2_ends_the_entry_in_place() -> None:
 def test_a_refused_settle_never_touches_the_message() -> None:
     delivery = _delivery()
     flows = [
-        _settle.complete(layout(), "j", "t", NOW, None, "default"),
+        _settle.complete(layout(), "j", "t", NOW, None, _delivery().job),
         _settle.heartbeat(layout(), delivery, "j", "t", NOW + 30, NOW),
         _settle.fail(layout(), delivery, "j", "t", "E: x", NOW + 5, NOW),
         _settle.fail(layout(), delivery, "j", "t", "E: x", None, NOW),

@@ -14,7 +14,7 @@ from sqsjobs import JobContext, JobQueue, JobStatus, JobWorker
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.core.lifecycle import LEASE_EXPIRED_ERROR
 
-from .conftest import SKEW, depth
+from .conftest import SKEW, WAIT, depth
 
 
 def twin(store: SqsJobStore, endpoint: str) -> SqsJobStore:
@@ -24,6 +24,7 @@ def twin(store: SqsJobStore, endpoint: str) -> SqsJobStore:
         queue_urls=store.queue_urls,
         endpoint_url=endpoint,
         clock_skew=SKEW,
+        wait_time=WAIT,
     )
 
 
@@ -210,8 +211,8 @@ async def test_a_cancelled_long_poll_spends_no_attempt(store: SqsJobStore) -> No
     polling.cancel()
     with pytest.raises(asyncio.CancelledError):
         await polling
-    # SQS may still hand this job to the abandoned poll; then it is back after the
-    # visibility timeout, its attempt unspent.
+    # SQS may still hand this job to the abandoned poll: the store hands it back to the
+    # queue, unclaimed (test_cancelled_claims.py), its attempt unspent.
     enqueued = (await queue.enqueue("next", lease=1)).job
     await asyncio.sleep(1.5)
     [job] = await store.claim("default", "w", time.time(), wait=1)

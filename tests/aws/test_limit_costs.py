@@ -40,6 +40,10 @@ async def run_all(store: SqsJobStore, registry: JobRegistry, name: str) -> None:
     await worker.stop()
 
 
+# The worker's presence record: put when it starts, ended (an update) when it stops.
+PRESENCE = 2
+
+
 async def noop(ctx: JobContext) -> None:
     return None
 
@@ -50,9 +54,9 @@ async def test_a_concurrency_limited_job_costs_a_take_and_a_free(store: SqsJobSt
     before = COUNTER.counts()
     await run_all(store, registry, "report.build")
     spent = COUNTER.counts() - before
-    assert spent.dynamodb_writes == 5 * JOBS, spent.requests
-    assert spent.requests[("dynamodb", "PutItem")] == 2 * JOBS, spent.requests  # put + take
-    assert spent.requests[("dynamodb", "UpdateItem")] == 3 * JOBS, spent.requests
+    assert spent.dynamodb_writes == 5 * JOBS + PRESENCE, spent.requests
+    assert spent.requests[("dynamodb", "PutItem")] == 2 * JOBS + 1, spent.requests  # put + take
+    assert spent.requests[("dynamodb", "UpdateItem")] == 3 * JOBS + 1, spent.requests
     assert spent.dynamodb_reads == 0, spent.requests
 
 
@@ -65,7 +69,7 @@ async def test_a_rate_limited_job_costs_one_take(store: SqsJobStore) -> None:
     before = COUNTER.counts()
     await run_all(store, registry, "mail.send")
     spent = COUNTER.counts() - before
-    assert spent.dynamodb_writes == 4 * JOBS, spent.requests
+    assert spent.dynamodb_writes == 4 * JOBS + PRESENCE, spent.requests
     assert spent.dynamodb_reads == 0, spent.requests
 
 

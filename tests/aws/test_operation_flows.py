@@ -469,6 +469,7 @@ def test_stats_counts_open_jobs_by_their_records_and_ended_ones_in_the_window() 
         ["query"] * (DEFAULT_SHARDS + 1)
         + ["batch_get_item"]
         + ["query"] * (ENDED_RANGES + 1)
+        + ["query"]  # the workers' presence records: none
         + ["get_queue_attributes"] * 2
     )
     queries = [c for c in aws.calls if c.operation == "query"]
@@ -476,8 +477,10 @@ def test_stats_counts_open_jobs_by_their_records_and_ended_ones_in_the_window() 
     assert queries[DEFAULT_SHARDS].params["ExclusiveStartKey"] == {"pk": {"S": "job#d1"}}
     asked = aws.calls[DEFAULT_SHARDS + 1].params["RequestItems"]["jobs"]["Keys"]
     assert sorted(key["pk"]["S"] for key in asked) == sorted(f"job#{j.id}" for j in waiting)
+    presence = queries[-1].params["ExpressionAttributeValues"][":partition"]
+    assert presence == {"S": "!workers"}
     # Each terminal status's partitions: counted, from the window's start only.
-    ended = queries[DEFAULT_SHARDS + 1 :]
+    ended = queries[DEFAULT_SHARDS + 1 : -1]
     assert all(c.params["Select"] == "COUNT" for c in ended)
     values = [c.params["ExpressionAttributeValues"] for c in ended]
     assert {v[":partition"]["S"].split("#", 2)[2] for v in values} == {
@@ -512,8 +515,8 @@ def test_stats_also_counts_the_previous_layout_s_index_while_the_table_has_it() 
     previous = layout()._replace(previous_index=True)
     [found] = drive(_stats.stats(previous, ["default"], NOW), aws)
     queries = [c for c in aws.calls if c.operation == "query"]
-    assert len(queries) == before + 6 * DEFAULT_SHARDS
-    counted = queries[before:]
+    assert len(queries) == before + 6 * DEFAULT_SHARDS + 1  # and the presence records'
+    counted = queries[before:-1]
     assert {c.params["IndexName"] for c in counted} == {"by_status"}
     assert all(c.params["Select"] == "COUNT" for c in counted)
     assert sum(found.counts.values()) == 2  # the first (queued#0) range's count

@@ -286,16 +286,36 @@ async def test_stats_counts_every_status_and_leaves_expired_records_out(
     before = COUNTER.counts()
     found = store.sync.stats()
     spent = COUNTER.counts() - before
-    assert [replace(each, ended_since=None) for each in found] == [
-        QueueStats("default", counts(2, 1, 1, 1, 1, 1), 3, 1, 1, 1),
-        QueueStats("other", counts(1, 0, 0, 0, 0, 0), 1, 0, 0, 0),
+    assert [replace(each, ended_since=None, oldest_queued_at=None) for each in found] == [
+        QueueStats(
+            "default",
+            counts(2, 1, 1, 1, 1, 1),
+            3,
+            1,
+            1,
+            1,
+            workers=0,
+            waiting_names={"order.ship": 3},
+        ),
+        QueueStats(
+            "other",
+            counts(1, 0, 0, 0, 0, 0),
+            1,
+            0,
+            0,
+            0,
+            workers=0,
+            waiting_names={"order.ship": 1},
+        ),
     ]
     since = {each.ended_since for each in found}
     assert len(since) == 1 and time.time() - 3600 - 60 < since.pop().timestamp() < time.time()
+    assert all(each.oldest_queued_at is not None for each in found)
     # Per queue one query per shard of by_queue's open partitions and of each terminal
-    # status's; one fetch of every open job's record.
+    # status's; one fetch of every open job's record; one query of the presence records
+    # (none live: no item to fetch).
     assert spent.requests == {
-        ("dynamodb", "Query"): 2 * 4 * 4,
+        ("dynamodb", "Query"): 2 * 4 * 4 + 1,
         ("dynamodb", "BatchGetItem"): 1,
         ("sqs", "GetQueueAttributes"): 4,
     }

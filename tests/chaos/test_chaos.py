@@ -169,6 +169,7 @@ def worker_env(store: SqsJobStore, endpoint: str, side_effects: Path) -> dict[st
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
+        "SQSJOBS_WAIT_TIME": "1",  # a stop waits out the last long poll
         LOG_ENV: str(side_effects),
         SLEEP_ENV: "0.05",
     }

@@ -46,6 +46,8 @@ def cli_env(store: SqsJobStore, aws_endpoint: str) -> Env:
         "SQSJOBS_TABLE": store.table_name,
         "SQSJOBS_QUEUES": ",".join(f"{q}={url}" for q, url in store.queue_urls.items()),
         "AWS_ENDPOINT_URL": aws_endpoint,
+        # Short long polls: a stopping worker waits out its last one (``--wait-time``).
+        "SQSJOBS_WAIT_TIME": "1",
     }
 
 

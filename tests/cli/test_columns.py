@@ -1,4 +1,5 @@
-"""``jobs list`` tables at 80 and 120 columns: no column breaks a word, no error loses its class.
+"""``jobs list`` tables at 80 and 120 columns: no column breaks a word, no error loses its class,
+and every row's id (a prefix below 120 columns) is one ``jobs show`` takes.
 
 The jobs are the kind an operator meets when looking for recent failures: unicode handler
 and queue names, errors from handlers and from AWS with long messages in several scripts,
@@ -8,6 +9,7 @@ is an earlier attempt's.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from datetime import UTC, datetime
@@ -17,9 +19,12 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from sqsjobs import Job, JobStatus
-from sqsjobs.cli._columns import CLASS_WORDS, ERROR_CLASS, ErrorCell
+from sqsjobs import Job, JobStatus, SyncJobQueue
+from sqsjobs.aws import SqsJobStore
+from sqsjobs.cli._columns import CLASS_WORDS, ERROR_CLASS, SHORT_ID, ErrorCell, prefix_length
 from sqsjobs.cli._render import instant, job_table
+
+from .conftest import Env, invoke
 
 WIDTHS = [80, 120]
 CREATED = datetime.fromtimestamp(1_796_094_741.2439704, UTC)
@@ -127,8 +132,7 @@ def test_no_column_breaks_a_word(width: int) -> None:
     assert headers[:4] == ["id", "queue", "name", "status"] and headers[-1] == "last_error"
     assert len(rows) == len(JOBS)
     for shown, record in zip(rows, JOBS, strict=True):
-        assert "".join(shown["id"]) == record.id
-        assert len(shown["id"]) == (1 if width >= 120 else 2)
+        assert shown["id"] == [record.id if width >= 120 else record.id[:SHORT_ID]]
         for field in ("queue", "name"):
             lines = shown[field]
             assert "".join(lines) == getattr(record, field)
@@ -209,6 +213,29 @@ def test_at_80_columns_what_is_left_out_is_said() -> None:
     assert "Left out" not in rendered(120)
 
 
+def test_below_120_columns_an_id_is_a_prefix_on_one_line_and_the_caption_says_so() -> None:
+    output = rendered(80)
+    assert "id: first 12 characters, enough for jobs show (whole from 120 columns, --json)" in (
+        output
+    )
+    assert "first 12 characters" not in rendered(120)
+    # Ids sharing their first 12 characters are shown as far as they differ.
+    twins = [
+        job(JobStatus.QUEUED, "a.b", None, id=f"{'ab' * 7}{tail}") for tail in ("0" * 18, "1" * 18)
+    ]
+    console = Console(width=80, record=True, color_system=None)
+    console.print(job_table("Jobs", twins))
+    _, rows = parsed(console.export_text())
+    assert [row["id"] for row in rows] == [["ab" * 7 + "0"], ["ab" * 7 + "1"]]
+
+
+def test_the_prefix_is_the_shortest_that_tells_the_ids_apart() -> None:
+    assert prefix_length(["0123456789abcdef" * 2, "fedcba9876543210" * 2]) == SHORT_ID
+    assert prefix_length(["a" * 32, "a" * 31 + "b"]) == 32
+    assert prefix_length(["a" * 32, "a" * 32]) == SHORT_ID  # the same job twice
+    assert prefix_length([], least=8) == 8
+
+
 @pytest.mark.parametrize(
     ("error", "width", "lines"),
     [
@@ -233,3 +260,18 @@ def test_an_error_cell_goes_on_over_the_lines_its_row_has_anyway() -> None:
     earlier = ErrorCell(RESET, earlier=True, most=2)
     assert earlier.lines(16) == ["earlier:", "ConnectionReset", "Error: [Errno 1…"]
     assert ErrorCell(RESET, earlier=True).lines(80) == [f"earlier: {RESET}"]
+
+
+def test_an_id_copied_from_an_80_column_list_is_one_jobs_show_takes(
+    cli_env: Env, store: SqsJobStore
+) -> None:
+    queue = SyncJobQueue(store)
+    made = [queue.enqueue("email.send", {"n": n}).job.id for n in range(3)]
+    listed = invoke({**cli_env, "COLUMNS": "80"}, "jobs", "list")
+    assert listed.exit_code == 0, listed.output
+    _, rows = parsed(listed.stdout)
+    copied = [row["id"] for row in rows]
+    assert copied == [[job_id[:SHORT_ID]] for job_id in made]
+    shown = invoke(cli_env, "jobs", "show", copied[1][0], "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["id"] == made[1]

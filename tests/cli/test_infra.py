@@ -16,8 +16,17 @@ import boto3
 import pytest
 
 from sqsjobs.cli import _infra
-from sqsjobs.infra import TEMPLATES, StackEvent, template_parameters, template_text
+from sqsjobs.infra import (
+    TEMPLATES,
+    DeployOutcome,
+    StackEvent,
+    StackOutputs,
+    template_parameters,
+    template_text,
+)
+from sqsjobs.infra._deploy import Deployment
 from tests.aws.emulator import unique_prefix
+from tests.upgrade.previous import previous_file
 
 from .conftest import PLAIN, Env, invoke
 from .process import EMULATOR_AWS, clean_env, closed_port, run
@@ -51,7 +60,7 @@ def test_deploy_shows_progress_and_outputs_and_the_stack_serves_commands(env: En
     assert re.search(
         rf"^\d\d:\d\d:\d\d {stack} +AWS::CloudFormation::Stack CREATE_COMPLETE", result.stdout, re.M
     )
-    assert f"Stack {stack} is ready" in result.stdout
+    assert re.search(rf"^Stack {stack} created \(\d+\.\d+s\)$", result.stdout, re.M)
     outputs = dict(re.findall(r"^│ (\w+) +│ (\S+) +│$", result.stdout, re.M))
     assert outputs["QueueUrls"].startswith("emails=")
     assert {"TableName", "DeadLetterQueueUrls"} <= set(outputs)
@@ -63,6 +72,35 @@ def test_deploy_shows_progress_and_outputs_and_the_stack_serves_commands(env: En
     again = invoke(env, "infra", "deploy", "--stack", stack)  # parameters not given are kept
     assert again.exit_code == 0, again.output
     assert dict(re.findall(r"^│ (\w+) +│ (\S+) +│$", again.stdout, re.M)) == outputs
+    # The emulator updates a stack even when nothing changed, where CloudFormation says
+    # there is nothing to update (the unchanged line is tested on a fake, below).
+    assert re.search(rf"^Stack {stack} updated \(\d+\.\d+s\)$", again.stdout, re.M)
+
+
+def test_a_stack_left_without_outputs_fails_the_deploy_naming_them(
+    env: Env, aws_endpoint: str
+) -> None:
+    """The emulator cannot update the table or the managed policies in place: updating a
+    stack 0.1's template made drops them from the stack, as UPDATE_COMPLETE."""
+    stack = unique_prefix()
+    cloudformation = boto3.client("cloudformation", endpoint_url=aws_endpoint)
+    try:
+        Deployment(cloudformation, stack).run(previous_file("src/sqsjobs/infra/sqsjobs.yaml"), {})
+    finally:
+        cloudformation.close()
+    result = invoke(env, "infra", "deploy", "--stack", stack)
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith(
+        f"error: Stack '{stack}' is UPDATE_COMPLETE but lacks output(s) TableName, "
+        "ProducerPolicyArn, WorkerPolicyArn, ReaderPolicyArn, OperatorPolicyArn of its "
+        "template, which stores and --stack read. "
+    )
+    assert "deploy a new stack there" in line
+    assert line.endswith("in the CloudFormation console, then deploy again")  # whole
+    # Deploying again cannot bring them back, and says so the same way.
+    again = invoke(env, "infra", "deploy", "--stack", stack)
+    assert again.exit_code == 1 and "lacks output(s) TableName" in again.stderr
 
 
 def test_a_refused_deploy_is_one_line_and_exit_1(env: Env) -> None:
@@ -95,17 +133,41 @@ def test_deploy_prints_names_reasons_and_outputs_literally(monkeypatch: pytest.M
         assert stack == name
         at = datetime.fromtimestamp(1796094741.2439704, UTC)
         on_event(StackEvent("e1", at, "JobQueue", "AWS::SQS::Queue", "CREATE_FAILED", reason))
-        return {"QueueUrl": "https://sqs.invalid/[bold]q[/bold]"}
+        outputs = {"QueueUrl": "https://sqs.invalid/[bold]q[/bold]"}
+        return StackOutputs(outputs, DeployOutcome.UPDATED, "UPDATE_COMPLETE")
 
     monkeypatch.setattr(_infra, "deploy_stack", deploy_stack)
     result = invoke(PLAIN, "infra", "deploy", "--stack", name)
     assert result.exit_code == 0, result.output
-    assert f"Stack {name} is ready (" in result.stdout
+    assert f"Stack {name} updated (" in result.stdout
     assert "Resource handler returned message: [/Queue] :thumbs_up:\\x1b[2J" in result.stdout
     assert "Outputs of stack" in result.stdout
     assert result.stdout.count(name) == 2  # the title wraps at the table's width
     assert "https://sqs.invalid/[bold]q[/bold]" in result.stdout
     assert "\x1b" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("outcome", "line"),
+    [
+        (DeployOutcome.CREATED, re.compile(r"^Stack app created \(\d+\.\ds\)$", re.M)),
+        (DeployOutcome.UPDATED, re.compile(r"^Stack app updated \(\d+\.\ds\)$", re.M)),
+        (DeployOutcome.UNCHANGED, re.compile(r"^Stack app unchanged \(no changes\)$", re.M)),
+    ],
+)
+def test_a_piped_deploy_says_in_one_line_what_it_did(
+    monkeypatch: pytest.MonkeyPatch, outcome: DeployOutcome, line: re.Pattern[str]
+) -> None:
+    """Off a terminal (a CI log) no spinner shows: that line is what says it."""
+
+    def deploy_stack(stack: str, **kw: Any) -> StackOutputs:
+        return StackOutputs({"TableName": "app-jobs"}, outcome, "UPDATE_COMPLETE")
+
+    monkeypatch.setattr(_infra, "deploy_stack", deploy_stack)
+    result = invoke(PLAIN, "infra", "deploy", "--stack", "app")
+    assert result.exit_code == 0, result.output
+    assert line.search(result.stdout), result.stdout
+    assert "Outputs of stack app" in result.stdout
 
 
 def test_deploy_tags_the_stack(env: Env, aws_endpoint: str) -> None:

@@ -36,6 +36,8 @@ JOB_FIELDS = {
     "tenant",
     "last_error",
     "last_traceback",  # the handler's frames of the failure last_error names, when it had any
+    "history",  # the last 10 attempts and operator actions, oldest first
+    "history_count",  # every entry ever written: how many the bounded history left out
     "group",
     "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",
@@ -89,8 +91,19 @@ def test_stats_json_has_every_status_and_depth(cli_env: Env, store: SqsJobStore)
         "delayed",
         "dead_letter_messages",
         "ended_since",
+        "workers",
+        "last_claim_at",
+        "served_names",
+        "waiting_names",
+        "unserved_names",
+        "oldest_queued_at",
+        "attention",
     }
     assert queue["dead_letter_messages"] == 0
+    assert (queue["workers"], queue["waiting_names"]) == (0, {"email.send": 1})
+    assert queue["attention"] == [
+        "1 job waits and no worker serves queue default: start one, or check the workers' logs"
+    ]
     since = datetime.fromisoformat(queue["ended_since"])
     assert 3_590 < time.time() - since.timestamp() < 3_700  # the terminal counts' window
 

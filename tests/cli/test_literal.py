@@ -60,6 +60,7 @@ async def dead_job(store: SqsJobStore, key: str, payload: Any) -> str:
 def detail(output: str) -> dict[str, str]:
     """``jobs show``'s field lines by name (values never fold at this width)."""
     head = output.split("\npayload\n", 1)[0].split("\ntraceback\n", 1)[0]
+    head = head.split("\nhistory", 1)[0]  # the timeline follows the fields
     return dict(line.strip().split(None, 1) for line in head.splitlines())
 
 

@@ -3,7 +3,8 @@
 Each command runs as a process whose stdout is a pipe, as in ``sqsjobs jobs list | less``
 or a CI log, with long queue and handler names, long URLs and wide (CJK) characters. No
 line may be wider than the width asked for, and every id, name and URL must be found
-whole once a column's folded lines are joined again.
+whole once a column's folded lines are joined again; below 120 columns the job list
+shows each id as the prefix ``jobs show`` takes, on one line (``cli._columns``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.cells import cell_len
 
 from sqsjobs import JobContext, JobFatalError, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.cli._columns import SHORT_ID
 from tests.aws.emulator import unique_prefix
 
 pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
@@ -110,7 +112,7 @@ async def test_jobs_list_keeps_every_id_and_name_whole(
     assert_fits(output, int(width or 80))  # not a terminal, no COLUMNS: 80
     id_column, queue_column, name_column = columns(output)[:3]
     for job_id in ids:
-        assert job_id in id_column
+        assert job_id[:SHORT_ID] in id_column and job_id not in id_column
     assert queue_column.count(LONG_QUEUE) == 3
     assert name_column.count(LONG_NAME) == 3
     assert "…" in output  # the last error is what gets shortened
@@ -129,9 +131,12 @@ async def test_dlq_list_and_stats_keep_ids_and_queue_names_whole(
 
     stats = piped(env, "stats")
     assert_fits(stats, 80)
-    # Two tables at 80 columns, records then messages, each with every header whole.
+    # Two tables at 80 columns, records then messages, each with every header whole; then
+    # the workers per queue.
     records, messages = stats.split("Messages per queue")
+    messages, workers = messages.split("Workers per queue")
     assert columns(records)[0] == columns(messages)[0] == f"default{LONG_QUEUE}"
+    assert columns(workers)[0] == f"default{LONG_QUEUE}"
     assert "…" not in stats
     for header in ("queued", "delayed", "running", "completed", "dead", "cancelled"):
         assert f" {header} " in records
@@ -155,7 +160,8 @@ async def test_recent_failures_at_80_and_120_columns_keep_status_and_error_class
         assert_fits(output, width)
         assert output.startswith("Jobs (dead) in every queue, newest first")
         id_column = columns(output)[0]
-        assert id_column.index(dead[0]) < id_column.index(dead[1])
+        shown = [job_id if width >= 120 else job_id[:SHORT_ID] for job_id in dead]
+        assert id_column.index(shown[0]) < id_column.index(shown[1])
         rows = [line for line in output.splitlines() if line.startswith("│")]
         assert sum("│ dead " in line for line in rows) == 2  # whole, on one line each
         assert sum("│ JobFatalError" in line for line in rows) == 2, output

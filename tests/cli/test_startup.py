@@ -34,8 +34,10 @@ REGISTERED = {
     "infra",
     "jobs",
     "reconcile",
+    "records",
     "stats",
     "worker",
+    "workers",
 }
 # What neither ``--help`` nor ``--version`` may import (a module or any module under it).
 HEAVY = ("boto3", "botocore", "rich.table", "aioboto3", "starlette", "croniter", "pydantic")

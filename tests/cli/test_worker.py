@@ -173,6 +173,8 @@ def waiting_messages(store: SqsJobStore, endpoint: str) -> int:
         (["tests.cli.handlers"], "expected MODULE:REGISTRY"),
         (["tests.cli.handlers:empty"], "The handler registry is empty"),
         ([REGISTRY, "--queue", "elsewhere"], "Unknown queue(s) elsewhere; this store has default"),
+        ([REGISTRY, "--wait-time", "25"], "25.0 is not in the range 1.0<=x<=20.0"),
+        ([REGISTRY, "--wait-time", "0.5"], "0.5 is not in the range 1.0<=x<=20.0"),
     ],
 )
 def test_a_bad_registry_or_queue_exits_2(cli_env: Env, args: list[str], message: str) -> None:

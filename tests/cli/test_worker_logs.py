@@ -14,6 +14,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+import sqsjobs
 from sqsjobs import JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from tests.support.processes import ended
@@ -73,6 +74,10 @@ def test_json_is_the_default_off_a_terminal_one_object_per_line(
     assert by_event["jobs.claim"] | job_keys | {"tenant": "acme"} == by_event["jobs.claim"]
     assert by_event["jobs.complete"]["job_id"] == job_id
     assert by_event["jobs.worker.started"]["queues"] == ["default"]
+    # Every line says which release wrote it, the start line in its message too.
+    assert {record["sqsjobs_version"] for record in records} == {sqsjobs.__version__}
+    started_line = by_event["jobs.worker.started"]
+    assert started_line["message"].endswith(f"(sqsjobs {sqsjobs.__version__})")
     assert "jobs.worker.stopped" in by_event
 
 
@@ -88,9 +93,11 @@ def test_text_puts_the_job_fields_after_the_message_on_one_line(
     fields = f"job_id={job_id} job_name=note queue=default attempt=1 tenant=acme"
     escaped = TEXT.replace("\n", "\\n").replace("\x1b", "\\x1b").replace("\u2028", "\\u2028")
     [noted] = [line for line in lines if " sqsjobs: Noted " in line]
-    assert noted.endswith(f" INFO    sqsjobs: Noted {escaped} {fields}")
+    assert noted.endswith(f" INFO    sqsjobs: Noted {escaped} {fields} chars={len(TEXT)}")
     warned = lines.index(next(line for line in lines if "Not a number" in line))
     assert lines[warned].endswith(f"Not a number, kept as text {fields}")
     assert lines[warned + 1] == "    Traceback (most recent call last):"
     claimed = next(line for line in lines if "Claimed job 'note'" in line)
     assert claimed.endswith(fields)
+    started = next(line for line in lines if " started on default " in line)
+    assert started.endswith(f"with concurrency 1 (sqsjobs {sqsjobs.__version__})")

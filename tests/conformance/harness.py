@@ -6,10 +6,10 @@ sleeps; tests therefore keep durations short (leases and delays of a second or t
 Every harness offers the queues ``default`` and ``other``, and its store keeps terminal
 records for ``RETENTION`` seconds (``DEAD_RETENTION`` for dead ones).
 
-The producer operations (put, put_many, get, cancel, list) and the operator calls both
-stores have (retry, redrive) also have a blocking face, the store's ``sync``. A test
-module, or a test, marked ``BOTH_FACES`` runs once more with those calls taken through it
-(``ThroughBlockingFace``); the rest stay async.
+The producer operations (put, put_many, get, cancel, list) and the calls both stores
+have beyond them (retry, redrive, the presence records) also have a blocking face, the
+store's ``sync``. A test module, or a test, marked ``BOTH_FACES`` runs once more with
+those calls taken through it (``ThroughBlockingFace``); the rest stay async.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from sqsjobs import EnqueueResult, Job, JobFilter, JobPage, JobStore, SyncJobStore
+from sqsjobs.core.presence import WorkerPresence
 from sqsjobs.core.reports import RedriveProgress, RedriveReport
-from sqsjobs.core.store import SyncRedriveStore, SyncRetryStore
+from sqsjobs.core.store import SyncPresenceStore, SyncRedriveStore, SyncRetryStore
 
 QUEUES = ("default", "other")
 # Every harness builds its store with these, so retention tests need only a short wait.
@@ -81,8 +82,9 @@ class ThroughBlockingFace:
     async def get(self, job_id: str, now: float) -> Job | None:
         return await asyncio.to_thread(self._blocking.get, job_id, now)
 
-    async def cancel(self, job_id: str, now: float) -> bool:
-        return await asyncio.to_thread(self._blocking.cancel, job_id, now)
+    async def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        blocking: Any = self._blocking  # the stores' own faces take ``by``
+        return await asyncio.to_thread(lambda: blocking.cancel(job_id, now, by=by))
 
     async def claim(
         self, queue: str, worker_id: str, now: float, *, limit: int = 1, wait: float = 0.0
@@ -107,9 +109,10 @@ class ThroughBlockingFace:
     ) -> bool:
         return await self._store.release(job_id, lease_token, error, now, run_at=run_at)
 
-    async def retry(self, job_id: str, now: float) -> bool:
-        blocking: SyncRetryStore = self._blocking  # type: ignore[assignment]
-        return await asyncio.to_thread(blocking.retry, job_id, now)
+    async def retry(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        blocking: Any = self._blocking
+        assert isinstance(blocking, SyncRetryStore)
+        return await asyncio.to_thread(lambda: blocking.retry(job_id, now, by=by))
 
     async def redrive(
         self,
@@ -118,11 +121,29 @@ class ThroughBlockingFace:
         limit: int | None = None,
         on_progress: RedriveProgress | None = None,
         name: str | None = None,
+        by: str | None = None,
     ) -> RedriveReport:
-        blocking: SyncRedriveStore = self._blocking  # type: ignore[assignment]
+        blocking: Any = self._blocking
+        assert isinstance(blocking, SyncRedriveStore)
         return await asyncio.to_thread(
-            lambda: blocking.redrive(queue, limit=limit, on_progress=on_progress, name=name)
+            lambda: blocking.redrive(queue, limit=limit, on_progress=on_progress, name=name, by=by)
         )
+
+    async def put_presence(self, presence: WorkerPresence) -> None:
+        blocking: Any = self._blocking
+        assert isinstance(blocking, SyncPresenceStore)
+        await asyncio.to_thread(blocking.put_presence, presence)
+
+    async def end_presence(self, worker_id: str, now: float) -> None:
+        blocking: Any = self._blocking
+        assert isinstance(blocking, SyncPresenceStore)
+        await asyncio.to_thread(blocking.end_presence, worker_id, now)
+
+    async def presences(self, now: float) -> list[WorkerPresence]:
+        blocking: Any = self._blocking
+        assert isinstance(blocking, SyncPresenceStore)
+        found: list[WorkerPresence] = await asyncio.to_thread(blocking.presences, now)
+        return found
 
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return await asyncio.to_thread(self._blocking.list, filter, limit, cursor, now)

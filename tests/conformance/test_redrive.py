@@ -19,6 +19,7 @@ from sqsjobs.core.store import (
     DepthStore,
     JobStore,
     LimitStore,
+    PresenceStore,
     ReconcileStore,
     RedriveStore,
     RetryStore,
@@ -26,6 +27,7 @@ from sqsjobs.core.store import (
     StatsStore,
     SyncDeadLetterStore,
     SyncDepthStore,
+    SyncPresenceStore,
     SyncReconcileStore,
     SyncRedriveStore,
     SyncRetryStore,
@@ -105,12 +107,13 @@ async def test_redrive_of_a_queue_without_dead_jobs_redrives_nothing(harness: Ha
 
 
 ASYNC = {
-    "memory": (JobStore, LimitStore, RetryStore, RedriveStore),
+    "memory": (JobStore, LimitStore, RetryStore, RedriveStore, PresenceStore),
     "sqs": (
         JobStore,
         LimitStore,
         RetryStore,
         RedriveStore,
+        PresenceStore,
         StatsStore,
         DepthStore,
         DeadLetterStore,
@@ -119,10 +122,11 @@ ASYNC = {
     ),
 }
 BLOCKING = {
-    "memory": (SyncRetryStore, SyncRedriveStore),
+    "memory": (SyncRetryStore, SyncRedriveStore, SyncPresenceStore),
     "sqs": (
         SyncRetryStore,
         SyncRedriveStore,
+        SyncPresenceStore,
         SyncStatsStore,
         SyncDepthStore,
         SyncDeadLetterStore,

@@ -53,6 +53,8 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "group": "queue:other",  # no group nor tenant: the queue's own group
         "trace_context": None,  # set by the enqueue span when the producer traces
         "last_traceback": None,
+        "history": [],  # nothing has happened to it yet
+        "history_count": 0,
     }
     assert len(job.id) == 32
     assert prepared.fingerprint is None

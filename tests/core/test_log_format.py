@@ -1,8 +1,10 @@
-"""The worker's log formatters on records no well-behaved caller writes.
+"""The worker's log formatters, record by record.
 
 The CLI tests read a real worker's output; these cover what is hard to provoke there:
 an ``extra`` that JSON cannot hold or that names a formatter's own key, a traceback that
-quotes credentials, the separators ``json.dumps`` leaves raw, values that need quoting.
+quotes credentials, the separators ``json.dumps`` leaves raw, values that need quoting,
+and which of a record's fields a text line keeps (a handler's ``extra``, not what a
+sqsjobs event's message already says).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from decimal import Decimal
 
 import pytest
 
+import sqsjobs
 from sqsjobs.observe.log_format import JsonFormatter, TextFormatter
 from tests.support.clock import REALISTIC_START
 
@@ -87,3 +90,63 @@ def test_text_shows_bidi_controls_as_escapes_in_the_message_and_the_fields() -> 
         ": Job 'mail.send' failed: payout_\\u202efdp.exe job_id=0f3a9c job_name=mail.send"
         ' tenant="acme\\u2066x"'
     )
+
+
+def test_json_says_which_release_wrote_every_line() -> None:
+    written = json.loads(JsonFormatter().format(record("m", sqsjobs_version="forged")))
+    assert written["sqsjobs_version"] == sqsjobs.__version__
+    assert list(written)[:5] == ["timestamp", "level", "logger", "message", "sqsjobs_version"]
+
+
+def test_text_keeps_a_handler_s_extra_after_the_job_fields() -> None:
+    """``ctx.log.info("Building report", extra={"rows": 1204, "month": "2026-11"})``."""
+    made = record(
+        "Building report",
+        rows=1204,
+        month="2026-11",
+        job_id="0f3a9c",
+        job_name="report.build",
+        queue="default",
+        attempt=1,
+        tenant=None,
+        skipped=None,
+    )
+    assert (
+        TextFormatter()
+        .format(made)
+        .endswith(
+            ": Building report job_id=0f3a9c job_name=report.build queue=default attempt=1"
+            " rows=1204 month=2026-11"
+        )
+    )
+
+
+def test_text_escapes_and_quotes_extra_keys_and_values_on_one_line() -> None:
+    made = record(
+        "Noted", note="a\nb=c \u202e", **{"odd key": 'x"y', "at": datetime(2026, 12, 1, tzinfo=UTC)}
+    )
+    line = TextFormatter().format(made)
+    assert len(line.splitlines()) == 1 and "\u202e" not in line
+    assert line.endswith(
+        ' Noted note="a\\nb=c \\u202e" "odd key"="x\\"y" at="2026-12-01 00:00:00+00:00"'
+    )
+
+
+def test_text_leaves_a_sqsjobs_event_s_fields_to_its_message() -> None:
+    """An event's message says what its fields hold; a handler's own ``event`` is a field."""
+    made = record(
+        "Claimed job 'note' (0f3a9c), attempt 1 of 5",
+        event="jobs.claim",
+        worker_id="worker-3f9a",
+        job_id="0f3a9c",
+    )
+    assert TextFormatter().format(made).endswith("attempt 1 of 5 job_id=0f3a9c")
+    mine = TextFormatter().format(record("Signed up", event="signup", plan="pro"))
+    assert mine.endswith(": Signed up event=signup plan=pro")
+
+
+def test_text_shows_a_traceback_field_below_the_line_not_in_it() -> None:
+    made = record("Job failed", traceback='  File "app.py", line 3\nValueError: x', code=7)
+    first, *below = TextFormatter().format(made).split("\n")
+    assert first.endswith(": Job failed code=7")
+    assert below == ['      File "app.py", line 3', "    ValueError: x"]

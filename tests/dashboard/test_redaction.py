@@ -157,6 +157,7 @@ def test_an_error_redactor_decides_what_a_hidden_error_shows(
     )
     assert 'id="payload-hidden"' in page and "&#34;customer&#34;" not in page  # still hidden
     assert seen == [
+        DECLINED,  # the failed attempt's in the history
         DECLINED,  # the last error, then each message of its traceback
         "billing.gateway.GatewayError: declined for jörg@acme.example\n"
         "  detail: amount 41.97 over the limit of Zoë Ångström's card",

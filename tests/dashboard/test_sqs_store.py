@@ -68,9 +68,14 @@ async def test_the_overview_shows_counts_and_sqs_depths(
     # still there too); each dead job's message in its queue's DLQ. The completed job's
     # message is deleted in the store's next batch, so it may still be in flight.
     depths = re.findall(r'<td class="num sqs-depth">([^<]*)</td>', default)
-    assert depths in (["3 / 0 / 1"], ["3 / 1 / 1"]), depths
-    assert '<td class="num dlq-depth">1</td>' in default
-    assert '<td class="num dlq-depth">1</td>' in other
+    assert depths in (
+        ["3 visible / 0 in flight / 1 delayed"],
+        ["3 visible / 1 in flight / 1 delayed"],
+    ), depths
+    # A dead-letter queue holding messages is red, and the page says why.
+    assert '<td class="num dlq-depth alert">1</td>' in default
+    assert '<td class="num dlq-depth alert">1</td>' in other
+    assert "1 message in the dead-letter queue of other" in page.text
     assert "0 completed, 1 dead" in other
 
 

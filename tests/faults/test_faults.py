@@ -155,12 +155,15 @@ async def warm_up(store: SqsJobStore) -> None:
 
 
 def table_records(store: SqsJobStore, endpoint: str) -> dict[str, Job]:
-    """Every record in the store's table but the warm-up jobs (an observer's reads)."""
+    """Every record in the store's table but the warm-up jobs (an observer's reads); the
+    table's other items (workers' presence records, payload bodies) are no records."""
     client = boto3.client("dynamodb", endpoint_url=endpoint, config=OBSERVER_CONFIG)
     found: dict[str, Job] = {}
     try:
         for page in client.get_paginator("scan").paginate(TableName=store.table_name):
             for item in page["Items"]:
+                if not str(item["pk"]["S"]).startswith("job#"):
+                    continue
                 job = stored_from_item(item).job
                 if job.name != WARM_UP:
                     found[job.id] = job

@@ -134,9 +134,9 @@ def settled(status: JobStatus, updated_at: float) -> dict[str, Any]:
 
 def test_a_complete_refused_by_itself_is_complete() -> None:
     own = FakeAws(update_item=[refused(settled(JobStatus.COMPLETED, NOW))])
-    assert drive(_settle.complete(layout(), "j", "t", NOW, None, "default"), own) is True
+    assert drive(_settle.complete(layout(), "j", "t", NOW, None, _delivery().job), own) is True
     other = FakeAws(update_item=[refused(settled(JobStatus.COMPLETED, NOW - 1))])
-    assert drive(_settle.complete(layout(), "j", "t", NOW, None, "default"), other) is False
+    assert drive(_settle.complete(layout(), "j", "t", NOW, None, _delivery().job), other) is False
 
 
 def test_updated_at_is_compared_by_value_as_dynamodb_returns_numbers() -> None:
@@ -145,7 +145,9 @@ def test_updated_at_is_compared_by_value_as_dynamodb_returns_numbers() -> None:
     assert item["updated_at"] == {"N": "1800000000.0"}
     item["updated_at"] = {"N": "1800000000"}  # DynamoDB normalises numbers
     aws = FakeAws(update_item=[refused(item)])
-    assert drive(_settle.complete(layout(), "j", "t", round_now, None, "default"), aws) is True
+    assert (
+        drive(_settle.complete(layout(), "j", "t", round_now, None, _delivery().job), aws) is True
+    )
 
 
 def test_a_retry_refused_by_itself_still_returns_the_message() -> None:

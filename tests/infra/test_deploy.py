@@ -31,10 +31,18 @@ from sqsjobs.aws.wire.index_keys import (
     shard,
 )
 from sqsjobs.aws.wire.items import item_from_job, job_key
-from sqsjobs.infra import StackEvent, deploy_stack, template_text
+from sqsjobs.infra import (
+    StackEvent,
+    StackOutputsMissing,
+    deploy_stack,
+    template_text,
+)
 from sqsjobs.infra._deploy import Deployment, stack_policy
+from tests.upgrade.previous import PREVIOUS_0_2, git, previous_file
 
 from .support import load_template, sample_job
+
+TEMPLATE_FILE = "src/sqsjobs/infra/sqsjobs.yaml"
 
 pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CloudWatch.+Alarm:UserWarning")
 
@@ -202,6 +210,49 @@ def test_a_stack_made_without_the_policy_gets_it_and_keeps_its_table(
     assert outputs["TableName"] == table
     assert client("dynamodb", aws_endpoint).describe_table(TableName=table)["Table"]
     assert policy_of(aws_endpoint, stack_name) == stack_policy("sqsjobs")
+
+
+def test_an_update_the_emulator_cannot_make_fails_the_deploy_naming_what_is_gone(
+    aws_endpoint: str, stack_name: str
+) -> None:
+    """Updating a stack of 0.1's template changes its table (the ``by_queue`` index) and
+    its managed policies, which the emulator cannot update in place: it reports
+    UPDATE_COMPLETE, leaves the table as it was and drops both from the stack, outputs
+    and all. On AWS the update adds the index; here the deploy fails, saying so."""
+    cloudformation = client("cloudformation", aws_endpoint)
+    made = Deployment(cloudformation, stack_name).run(previous_file(TEMPLATE_FILE), {})
+    with pytest.raises(StackOutputsMissing) as raised:
+        deploy_stack(stack_name, endpoint_url=aws_endpoint)
+    error = raised.value
+    assert error.status == "UPDATE_COMPLETE"
+    assert error.missing == (
+        "TableName",
+        "ProducerPolicyArn",
+        "WorkerPolicyArn",
+        "ReaderPolicyArn",
+        "OperatorPolicyArn",
+    )
+    assert error.outputs["RecordFormat"] == "1"  # the rest of the update went through
+    indexes = client("dynamodb", aws_endpoint).describe_table(TableName=made["TableName"])
+    assert [i["IndexName"] for i in indexes["Table"]["GlobalSecondaryIndexes"]] == [LEGACY_INDEX]
+
+
+def test_a_stack_of_the_release_before_updates_but_for_the_policy_the_emulator_drops(
+    aws_endpoint: str, stack_name: str
+) -> None:
+    """0.2's stack updates in place: same table, every output but the worker's managed
+    policy, whose grant this release widens (presence records): the emulator cannot update
+    a managed policy and drops it from the stack, so the deploy fails naming it. On AWS
+    the policy is updated and every output stays."""
+    cloudformation = client("cloudformation", aws_endpoint)
+    body = git("show", f"{PREVIOUS_0_2}:{TEMPLATE_FILE}").decode()  # 0.2.0's template
+    made = Deployment(cloudformation, stack_name).run(body, {})
+    with pytest.raises(StackOutputsMissing) as raised:
+        deploy_stack(stack_name, endpoint_url=aws_endpoint)
+    error = raised.value
+    assert (error.status, error.missing) == ("UPDATE_COMPLETE", ("WorkerPolicyArn",))
+    assert error.outputs["TableName"] == made["TableName"]
+    assert set(made) - {"WorkerPolicyArn"} <= set(error.outputs)
 
 
 def test_stack_tags_are_given_added_to_and_kept(aws_endpoint: str, stack_name: str) -> None:

@@ -14,9 +14,16 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
-from sqsjobs.infra import StackDeployError, StackEvent
+from sqsjobs.infra import (
+    DeployOutcome,
+    StackDeployError,
+    StackEvent,
+    StackOutputsMissing,
+    template_text,
+)
 from sqsjobs.infra._deploy import CAPABILITIES, Deployment, stack_policy
-from sqsjobs.infra._stack import Declared, chosen_parameters, root_causes
+from sqsjobs.infra._stack import Declared, chosen_parameters, missing_outputs, root_causes
+from sqsjobs.infra._templates import declared_outputs
 
 NAME = "jobs"
 STACK_TYPE = "AWS::CloudFormation::Stack"
@@ -356,3 +363,74 @@ def test_root_causes_fall_back_to_whatever_failed() -> None:
     assert root_causes(NAME, [cancelled, stack]) == [cancelled]
     assert root_causes(NAME, [stack]) == [stack]
     assert root_causes(NAME, []) == []
+
+
+def test_a_deploy_says_whether_it_created_updated_or_changed_nothing() -> None:
+    created = FakeCloudFormation()
+    created.statuses = ["CREATE_COMPLETE"]
+    updated = FakeCloudFormation(["UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"])
+    unchanged = FakeCloudFormation(["UPDATE_ROLLBACK_COMPLETE"])
+    unchanged.update_error = refused("No updates are to be performed.")
+    said = [
+        (outputs.outcome, outputs.status)
+        for outputs, _, _ in (run(created), run(updated), run(unchanged))
+    ]
+    assert said == [
+        (DeployOutcome.CREATED, "CREATE_COMPLETE"),
+        (DeployOutcome.UPDATED, "UPDATE_COMPLETE"),
+        (DeployOutcome.UNCHANGED, "UPDATE_ROLLBACK_COMPLETE"),
+    ]
+
+
+TEMPLATE = """\
+Parameters:
+  QueueName:
+    Type: String
+Outputs:
+  TableName:
+    Value: !Ref JobTable
+  # what stores read
+  QueueUrls:
+    Value: !Sub "${QueueName}=${JobQueue}"
+  KeyUsePolicyArn:
+    Condition: HasKmsKey
+    Value: !Ref KeyUsePolicy
+  WorkerPolicyArn:
+    Value: !Ref WorkerPolicy
+"""
+
+
+@pytest.mark.parametrize("nothing_to_change", [False, True])
+def test_a_stack_that_settles_without_declared_outputs_fails_the_deploy(
+    nothing_to_change: bool,
+) -> None:
+    """What the emulator does to a stack whose update changed a table: UPDATE_COMPLETE,
+    and the outputs naming it gone. A re-deploy that changes nothing fails alike."""
+    fake = FakeCloudFormation(["UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"])
+    if nothing_to_change:
+        fake.update_error = refused("No updates are to be performed.")
+    with pytest.raises(StackOutputsMissing) as raised:
+        Deployment(fake, NAME, sleep=lambda _: None).run(TEMPLATE, {})
+    error = raised.value
+    assert isinstance(error, StackDeployError)
+    # Only TableName is there; the conditional output is not asked for.
+    assert error.missing == ("QueueUrls", "WorkerPolicyArn")
+    assert error.outputs == {"TableName": "jobs-table"}
+    assert (error.stack_name, error.status) == (NAME, "UPDATE_COMPLETE")
+    assert str(error).startswith(
+        "Stack 'jobs' is UPDATE_COMPLETE but lacks output(s) QueueUrls, WorkerPolicyArn of "
+        "its template, which stores and --stack read."
+    )
+
+
+def test_the_outputs_a_template_declares_are_read_with_their_conditions() -> None:
+    assert declared_outputs(TEMPLATE) == {
+        "TableName": None,
+        "QueueUrls": None,
+        "KeyUsePolicyArn": "HasKmsKey",
+        "WorkerPolicyArn": None,
+    }
+    declared = declared_outputs(template_text("sqsjobs"))
+    assert {"TableName", "QueueUrls", "RecordFormat", "IndexShards"} <= set(declared)
+    assert declared["EventSourceMappingId"] == "HasLambdaWorker"
+    assert missing_outputs(declared, {}) == [k for k, v in declared.items() if v is None]

@@ -24,6 +24,7 @@ from sqsjobs.aws.wire.items import (
     job_key,
     job_pk,
 )
+from sqsjobs.aws.wire.presence import presence_pk
 from sqsjobs.aws.wire.slots import slot_pk
 from sqsjobs.aws.wire.sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
 from sqsjobs.infra import TEMPLATES
@@ -484,7 +485,7 @@ def test_the_producers_update_touches_only_what_a_resend_writes_and_reads(
 
 
 # The kinds of item each role may write, by partition key (dynamodb:LeadingKeys).
-KINDS = ["job#*", "body#*", "limit#*"]
+KINDS = ["job#*", "body#*", "limit#*", "worker#*"]
 WRITES = {
     "ProducerPolicy": {"dynamodb:PutItem": ["job#*", "body#*"], "dynamodb:UpdateItem": ["job#*"]},
     "WorkerPolicy": {"dynamodb:PutItem": KINDS, "dynamodb:UpdateItem": KINDS},
@@ -517,6 +518,7 @@ def test_each_kind_s_pattern_matches_its_items_keys_and_no_other_kind_s() -> Non
         "job#*": job_pk("3f9c2a"),
         "body#*": f"{BODY_PREFIX}3f9c2a#9d41e07b5c2a8f16",  # a body's key: {id}#{nonce}
         "limit#*": slot_pk("concurrency/mail.send/acme", 7),
+        "worker#*": presence_pk("worker-3f9c2a7d41e0"),
     }
     assert {(p, k) for p in KINDS for k in keys.values() if like(p, k)} == set(keys.items())
 

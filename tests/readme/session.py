@@ -328,4 +328,7 @@ def environment(endpoint: str, stacks: dict[str, str], home: Path) -> dict[str, 
     env |= ENVIRONMENT | stacks
     env |= {"AWS_ENDPOINT_URL": endpoint, "AWS_CONFIG_FILE": str(config), "HOME": str(home)}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return env | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
+    # SQSJOBS_WAIT_TIME: a stopping `sqsjobs worker` waits out its last long poll; 1 s keeps
+    # the stops short. The README's commands read the same with it.
+    quick = {"SQSJOBS_WAIT_TIME": "1"}
+    return env | quick | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}

@@ -51,7 +51,7 @@ class Deployment:
             dead_letter_queue_urls=self.config["dlqs"],
             endpoint_url=self.endpoint,
             clock_skew=0.1,
-            **options,
+            **{"wait_time": 1.0, **options},  # a stopping worker waits out its last poll
         )
 
 

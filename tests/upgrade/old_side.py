@@ -129,12 +129,25 @@ def listed(config: dict[str, Any]) -> dict[str, Any]:
         store.close()
 
 
+def stats(config: dict[str, Any]) -> dict[str, Any]:
+    """This release's counts of each queue, by status."""
+    store = _store(config)
+    try:
+        return {
+            found.queue: {str(status): count for status, count in found.counts.items()}
+            for found in store.sync.stats()
+        }
+    finally:
+        store.close()
+
+
 COMMANDS = {
     "create": create,
     "produce": produce,
     "work": work,
     "reconcile": reconcile,
     "list": listed,
+    "stats": stats,
 }
 
 

@@ -8,12 +8,15 @@ write format 2 (``record_format=2``) until every reader runs this release.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sqsjobs import JobQueue, JobStatus, JobWorker
+from sqsjobs import JobQueue, JobStatus, JobWorker, __version__
+from sqsjobs.core.presence import PRESENCE_TTL, WorkerPresence
+from sqsjobs.core.times import utc
 from tests.aws.conftest import all_ids
 
 from .conftest import Deployment
@@ -95,3 +98,45 @@ async def test_record_format_3_is_not_for_a_fleet_with_0_2_readers(
     finally:
         await two.aclose()
         await three.aclose()
+
+
+async def test_0_2_readers_pass_over_presence_records(
+    old_0_2: OldRelease, deployment_0_2: Deployment
+) -> None:
+    """This release's workers keep presence records in the table and in ``by_queue``:
+    0.2's list, stats and reconciler, which query their queues' partitions by name, see
+    the jobs and nothing else (live records, and ended ones TTL has not deleted yet)."""
+    store = deployment_0_2.store(record_format=2)
+    try:
+        jobs = await enqueue_new(store, mix("presence")[:2])
+        async with JobWorker(JobQueue(store), HANDLERS, queues=["default"]):
+            await until_completed(store, jobs)
+        now = time.time()
+        await store.put_presence(
+            WorkerPresence(
+                worker_id="worker-live",
+                host="ip-10-0-3-17",
+                pid=4242,
+                version=__version__,
+                queues=("default",),
+                names=tuple(HANDLERS),
+                concurrency=4,
+                running=1,
+                started_at=utc(now - 60),
+                heartbeat_at=utc(now),
+                expires_at=utc(now + PRESENCE_TTL),
+            )
+        )
+        # The worker's own record ended at its stop; its item stays until TTL deletes it.
+        assert [p.worker_id for p in await store.presences(time.time())] == ["worker-live"]
+        seen = old_0_2.run("list", deployment_0_2.config)
+        assert sorted(seen) == sorted(jobs)
+        counted = old_0_2.run("stats", deployment_0_2.config)
+        assert counted["default"]["completed"] == len(jobs)
+        assert sum(counted["default"].values()) == len(jobs)
+        assert old_0_2.run("reconcile", {**deployment_0_2.config, "grace": 0.0}) == {
+            "resent": 0,
+            "dead": 0,
+        }
+    finally:
+        await store.aclose()

@@ -16,7 +16,8 @@ not named in ``batchItemFailures``, so a message is named unless its job reached
     outcome left unrecorded (the store kept failing) ──► named: it returns
 
 Standard queues run the batch's records concurrently; FIFO queues run them in order and
-stop at the first record that does not finish, naming it and every record after it.
+stop at the first record that does not finish, naming it and every record after it. An
+execution environment keeps a presence record (``worker.presence``) while it is invoked.
 
 The event is read whole first. One that is no SQS event, or has a record from a queue
 the store does not know (the function is mapped to another store's queue, whose messages
@@ -59,6 +60,7 @@ from ..handlers.registry import JobRegistry
 from ..observe.log import LOGGER_NAME, Event, default_logger
 from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for, metrics_from_env
+from ..worker.presence import Presence
 from ..worker.run import Hook, Hooks, JobRun, Outcome, RunSettings
 from .store.lambda_mode import LambdaMode, lambda_mode
 from .store.sqs_store import SqsJobStore
@@ -139,6 +141,7 @@ def make_lambda_handler(
             metrics=RegisteredNames(measured, handlers),  # unknown job names as one value
         ),
         safety_margin,
+        concurrency,
     )
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, list[dict[str, str]]]:
@@ -150,8 +153,9 @@ def make_lambda_handler(
 
 
 class _LambdaRunner:
-    def __init__(self, mode: LambdaMode, settings: RunSettings, margin: float) -> None:
+    def __init__(self, mode: LambdaMode, settings: RunSettings, margin: float, slots: int) -> None:
         self._mode = mode
+        self.presence = Presence(settings, (), slots)  # written as invocations come
         self._settings = settings
         self._margin = margin
         self._queues = {
@@ -176,12 +180,14 @@ class _LambdaRunner:
         if batch.skipped:
             self._log_skipped(batch)
         failures: list[str] = []
+        present = self.presence.invoked({r.queue for r in batch.records}, len(batch.records))
         try:
             for (queue, fifo), group in _groups(batch.records).items():
                 run = self._in_order if fifo else self._together
                 failures += await run(queue, [r.message for r in group], cutoff)
         finally:
             await self._mode.background.aclose()  # pending SQS work goes out with this call
+            await present
         return failures
 
     def _record(self, raw: object) -> EventRecord | str:

@@ -73,6 +73,10 @@ COMMANDS: Mapping[str, Lazy] = {
         "Print or deploy the CloudFormation templates (table, queues, DLQ, policies).",
     ),
     "jobs": Lazy("._jobs:jobs", "List, show, cancel and retry jobs."),
+    "records": Lazy(
+        "._records:records",
+        "Check which record formats the job table still holds.",
+    ),
     "reconcile": Lazy(
         "._reconcile:reconcile",
         "Re-send lost messages and record jobs the dead-letter queue took; print what changed.",
@@ -83,6 +87,9 @@ COMMANDS: Mapping[str, Lazy] = {
     ),
     "worker": Lazy(
         "._worker:worker", "Run jobs with the handlers in MODULE:REGISTRY until SIGTERM or Ctrl-C."
+    ),
+    "workers": Lazy(
+        "._workers:workers", "List the workers alive: host, release, queues, load and last claim."
     ),
 }
 

@@ -18,7 +18,15 @@ can give up without losing a word (``Role``), and hands rich widths that fit:
    little.
 
 Only at widths where even the floors cannot fit (60 columns) does rich lay the table
-out itself. Identifiers and ids are never cut: join a cell's lines to get one back.
+out itself. Identifiers are never cut: join a cell's lines to get one back.
+
+An id is shown whole, on one line, from ``WIDE_TABLE`` columns. Below, it is shown as
+its first ``SHORT_ID`` characters (more if two ids of the table share those), also on
+one line, which the caption says: a prefix is what an operator copies into ``jobs
+show``, which takes one (``_ids``), and an id folded in two halves could not be copied
+with one double-click. Among a million live jobs, the chance that any two share their
+first twelve hexadecimal characters is about one in 500 (``jobs show`` then lists the
+matches, and more characters settle it).
 """
 
 from __future__ import annotations
@@ -39,7 +47,8 @@ from rich.text import Text
 from ..core.text import escape_controls
 
 ID_CHARS = 32  # a job id
-WIDE_TABLE = 120  # columns from which a table shows ids on one line
+WIDE_TABLE = 120  # columns from which a table shows whole ids
+SHORT_ID = 12  # the prefix of an id shown below WIDE_TABLE, if the table's ids differ in it
 COMFORT = 32  # what an error or a name keeps before anything else gives way
 NAME_FLOOR = 12  # the most an identifier column keeps of its longest unbroken part
 CLASS_FLOOR = 15  # the longest class kept on one line at the narrowest error column
@@ -60,11 +69,20 @@ ERROR_CLASS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
 class Role(Enum):
     """What a column holds, so what it may give up to make room."""
 
-    ID = "id"  # a job id: whole on one line from WIDE_TABLE columns, else two halves
+    ID = "id"  # a job id: whole from WIDE_TABLE columns, else a prefix (``short_ids``)
     KEEP = "keep"  # short words (a status, ``3/5``): never narrower than its widest cell
     WORDS = "words"  # text that wraps between words only (an instant)
     NAME = "name"  # an identifier: folds at its separators, never cut
     TEXT = "text"  # free text: cut at its end (``ErrorCell``)
+
+
+def prefix_length(ids: Iterable[str], least: int = SHORT_ID) -> int:
+    """The shortest prefix, ``least`` characters or more, that tells ``ids`` apart."""
+    distinct = set(ids)
+    length = least
+    while length < ID_CHARS and len({each[:length] for each in distinct}) < len(distinct):
+        length += 1
+    return length
 
 
 def pack(pieces: Iterable[str], width: int) -> list[str]:
@@ -248,6 +266,9 @@ class FitTable(Table):
     def fitted(self, console: Console, width: int) -> Table:
         """A copy of this table laid out for ``width`` columns (``fit_widths``)."""
         columns, left_out = list(self.columns), []
+        notes: list[str] = []
+        if width < WIDE_TABLE:
+            columns, notes = self._short_ids(columns)
         spared = [name for name in self.optional if name in self.roles]
         while True:
             specs = [self._spec(console, column, width) for column in columns]
@@ -262,9 +283,33 @@ class FitTable(Table):
             for index, (column, spec) in enumerate(zip(columns, specs, strict=True))
         ]
         if left_out:
-            made.caption = Text(f"Left out at this width: {', '.join(left_out)}", style="dim")
+            notes.append(f"Left out at this width: {', '.join(left_out)}")
+        if notes:
+            made.caption = Text("\n".join(notes), style="dim")
             made.caption_justify = "left"
         return made
+
+    def _short_ids(self, columns: list[Column]) -> tuple[list[Column], list[str]]:
+        """The columns with each id cell cut to the prefix that tells the ids apart, and
+        the caption's word on it (none if there is no id to cut)."""
+        shortened: list[Column] = []
+        notes: list[str] = []
+        for column in columns:
+            ids = [cell.text for cell in column.cells if isinstance(cell, Identifier)]
+            if self.roles.get(str(column.header)) is not Role.ID or not ids:
+                shortened.append(column)
+                continue
+            length = prefix_length(ids)
+            cells = [
+                Identifier(cell.text[:length]) if isinstance(cell, Identifier) else cell
+                for cell in column.cells
+            ]
+            shortened.append(replace(column, _cells=cells))
+            notes.append(
+                f"{column.header}: first {length} characters, enough for jobs show "
+                f"(whole from {WIDE_TABLE} columns, --json)"
+            )
+        return shortened, notes
 
     @staticmethod
     def _laid_out(
@@ -287,11 +332,10 @@ class FitTable(Table):
         header = console.measure(Text(str(column.header)))
         cells = [console.measure(cell) for cell in column.cells]
         natural = max([header.maximum, *(cell.maximum for cell in cells)])
-        if role is Role.ID:
+        if role is Role.ID:  # one line: whole, or a prefix below WIDE_TABLE (``fitted``)
             longest = max((cell.maximum for cell in cells), default=0)
-            whole = ID_CHARS if width >= WIDE_TABLE else ID_CHARS // 2
-            natural = max(header.maximum, min(whole, longest))
-            return Spec(role, natural, natural, -(-longest // natural))
+            natural = max(header.maximum, longest)
+            return Spec(role, natural, natural)
         if role is Role.KEEP:
             return Spec(role, natural, natural)
         if role is Role.NAME:  # no part between separators folds, up to NAME_FLOOR

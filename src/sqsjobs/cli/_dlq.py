@@ -23,6 +23,7 @@ import rich.progress
 from rich.console import Console
 
 from .. import JobConfigError
+from ._actor import operator
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
 from ._options import json_option, limit_option
@@ -79,7 +80,9 @@ def redrive(queue: str | None, name: str | None, limit: int | None, store: Store
     """Send the jobs in the dead-letter queues back to their queues, attempts reset."""
     with store.open() as opened, progress(Console(stderr=True), limit) as on_progress:
         try:
-            report = opened.sync.redrive(queue, limit=limit, on_progress=on_progress, name=name)
+            report = opened.sync.redrive(
+                queue, limit=limit, on_progress=on_progress, name=name, by=operator()
+            )
         except JobConfigError as error:
             raise usage_error(error) from error
     click.echo(summary(report, name))

@@ -1,9 +1,13 @@
 """``sqsjobs infra``: print the shipped CloudFormation templates, or deploy one.
 
 ``deploy`` creates or updates a stack and waits for CloudFormation, printing each stack
-event as it appears (a deploy can take minutes; silence looks like a hang), then prints
-the stack's outputs, which are what ``--stack`` and ``SqsJobStore.from_stack`` read. The
-demo deploys through ``deploy_with_progress`` too, so both show the same thing.
+event as it appears (a deploy can take minutes; silence looks like a hang), then one line
+saying what it did (``Stack app created (41.2s)``, ``updated``, or ``unchanged (no
+changes)``: a CI log, where no spinner shows, says it too), then the stack's outputs,
+which are what ``--stack`` and ``SqsJobStore.from_stack`` read. A stack that settled
+without outputs its template declares fails the deploy (exit 1, naming them: see
+``infra._stack``). The emulator and the demo deploy through ``deploy_with_progress``
+too, so all show the same thing.
 """
 
 from __future__ import annotations
@@ -16,9 +20,18 @@ from rich.console import Console
 from rich.text import Text
 
 from ..core.text import escape_controls
-from ..infra import TEMPLATES, StackEvent, deploy_stack, template_parameters, template_text
+from ..infra import (
+    TEMPLATES,
+    DeployOutcome,
+    StackEvent,
+    StackOutputs,
+    StackOutputsMissing,
+    deploy_stack,
+    template_parameters,
+    template_text,
+)
 from ._config import AwsConfig, aws_options
-from ._errors import usage_error
+from ._errors import CommandFailed, usage_error
 from ._render import literal, mapping_table, output_console
 
 EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
@@ -99,14 +112,19 @@ def deploy(
     """
     check_parameters(template_name, parameters)
     console = output_console()
-    outputs = deploy_with_progress(
-        console,
-        stack,
-        template=template_name,
-        parameters=parameters,
-        tags=tags,
-        **aws.operator_arguments(),
-    )
+    try:
+        outputs = deploy_with_progress(
+            console,
+            stack,
+            template=template_name,
+            parameters=parameters,
+            tags=tags,
+            **aws.operator_arguments(),
+        )
+    except StackOutputsMissing as error:
+        # Whole, where an error line loses the middle of a long message: every name
+        # missing and the fix are what the operator acts on.
+        raise CommandFailed(str(error)) from error
     console.print(mapping_table(f"Outputs of stack {stack}", "output", "value", outputs))
 
 
@@ -121,16 +139,26 @@ def check_parameters(template_name: str, parameters: dict[str, str]) -> None:
         )
 
 
-def deploy_with_progress(console: Console, stack: str, **kwargs: Any) -> dict[str, str]:
-    """``deploy_stack`` under a spinner, one line per stack event; the stack's outputs."""
+def deploy_with_progress(console: Console, stack: str, **kwargs: Any) -> StackOutputs:
+    """``deploy_stack`` under a spinner, one line per stack event, then one saying what it
+    did; the stack's outputs."""
     started = time.monotonic()
     with console.status(
         Text.assemble("Deploying stack ", literal(stack, "bold"), " through CloudFormation")
     ):
         outputs = deploy_stack(stack, on_event=lambda e: console.print(event_line(e)), **kwargs)
-    ready = f" is ready ({time.monotonic() - started:.1f}s)\n"
-    console.print(Text.assemble("Stack ", literal(stack, "bold"), ready))
+    console.print(outcome_line(stack, outputs.outcome, time.monotonic() - started))
     return outputs
+
+
+def outcome_line(stack: str, outcome: DeployOutcome, seconds: float) -> Text:
+    """``Stack app created (41.2s)``, ``... updated (...)`` or ``... unchanged (no changes)``."""
+    said = (
+        "unchanged (no changes)"
+        if outcome is DeployOutcome.UNCHANGED
+        else f"{outcome.value} ({seconds:.1f}s)"
+    )
+    return Text.assemble("Stack ", literal(stack, "bold"), f" {said}\n")
 
 
 def event_line(event: StackEvent) -> Text:

@@ -23,6 +23,7 @@ from .. import JobConfigError, JobPage, JobStatus, SyncJobQueue
 from ..core.lifecycle import CANCELLABLE
 from ..core.requests import ended_only
 from ..producer.enqueue import list_filter
+from ._actor import operator
 from ._config import StoreConfig, store_options
 from ._errors import CommandFailed, usage_error
 from ._ids import missing, resolve
@@ -261,7 +262,7 @@ def cancel(job_id: str, store: StoreConfig) -> None:
     with store.open() as opened:
         producer = SyncJobQueue(opened)
         job_id = resolve(producer, job_id)
-        if not producer.cancel(job_id):
+        if not producer.cancel(job_id, by=operator()):
             job = producer.get(job_id)
             if job is None:
                 raise CommandFailed(missing(job_id))
@@ -284,7 +285,7 @@ def retry(job_id: str, store: StoreConfig) -> None:
     with store.open() as opened:
         job_id = resolve(SyncJobQueue(opened), job_id)
         try:
-            retried = opened.sync.retry(job_id, time.time())
+            retried = opened.sync.retry(job_id, time.time(), by=operator())
         except JobConfigError as error:
             raise usage_error(error) from error
         if not retried:

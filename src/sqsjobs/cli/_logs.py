@@ -23,8 +23,9 @@ LOG_FORMATS = ("json", "text")
 QUIET_LOGGERS = ("boto3", "botocore", "aiobotocore")
 LOG_FORMAT_HELP = (
     "How log records are written to stderr: json (one object per line with timestamp, "
-    "level, logger, message, event, job_id, job_name, queue, attempt, tenant, and "
-    "exception when there is one) or text (one line, job fields as key=value). Default: "
+    "level, logger, message, sqsjobs_version, event, job_id, job_name, queue, attempt, "
+    "tenant, a handler's extra fields, and exception when there is one) or text (one "
+    "line, job fields then a handler's extra fields as key=value). Default: "
     "text when stderr is a terminal (a person reads it), json otherwise (a container's "
     "log driver, CloudWatch Logs or journald collects it)."
 )

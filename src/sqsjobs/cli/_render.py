@@ -47,6 +47,7 @@ from rich.text import Text
 from .. import Job, JobStatus
 from ..core.text import escape_controls, escape_json_controls
 from ._columns import ID_CHARS, WIDE_TABLE, ErrorCell, Role, fit_table
+from ._render_history import history_parts
 
 if TYPE_CHECKING:
     from ..aws import DeadLetter
@@ -179,7 +180,8 @@ SPARED = ("run_at (UTC)", "attempts")
 
 
 def job_table(title: str, jobs: Iterable[Job]) -> Table:
-    """A row per job with its full id, so any row can be pasted into ``jobs show``; no
+    """A row per job with its id on one line, so any row's can be pasted into ``jobs
+    show``: whole from 120 columns, else a prefix that tells the page's ids apart; no
     column breaks a word at any width from 80 columns (``_columns``)."""
     made = fit_table(literal(title, "bold"), JOB_COLUMNS.items(), optional=SPARED)
     for job in jobs:
@@ -202,13 +204,14 @@ def error_cell(job: Job) -> ErrorCell:
 
 
 def job_detail(job: Job) -> Group:
-    """Every field of one job; the last failure's traceback; payload and result as JSON."""
+    """Every field of one job; its history; the last failure's traceback; payload and
+    result as JSON."""
     fields = LiteralTable.grid(padding=(0, 2))
     fields.add_column(style="dim", no_wrap=True)
     fields.add_column(overflow="fold")
     for name, value in job_fields(job).items():
         fields.add_row(name, value)
-    parts: list[RenderableType] = [fields]
+    parts: list[RenderableType] = [fields, *history_parts(job)]
     if job.last_traceback:  # stored escaped, one frame line per line (``core.tracebacks``)
         lines = "\n".join(escape_controls(line) for line in job.last_traceback.split("\n"))
         style = "dim" if job.status is JobStatus.COMPLETED else "red"  # an earlier attempt's

@@ -2,9 +2,11 @@
 
 The counts come from the job records (terminal ones past their retention left out, as
 every reader does); the message numbers are SQS's own approximate counts, the DLQ's
-included. Seeing both side by side shows, say, a queue whose jobs wait while its
-messages do not move (no worker), or dead letters piling up; ``--watch`` keeps showing
-them (see ``_watch``).
+included. Beside them, the workers alive on each queue (their presence records), its
+last claim and how long its job due first has waited; then, in words, what needs
+attention: jobs waiting with no worker (which counts alone cannot tell from busy
+workers or workers that cannot reach AWS), a long wait, dead letters, a job name no
+worker serves. ``--watch`` keeps showing them (see ``_watch``).
 """
 
 from __future__ import annotations

@@ -48,12 +48,15 @@ from ._config import StoreConfig, default_queue, store_options
 from ._cron import cron_options, log_crons
 from ._errors import usage_error
 from ._logs import configure_logging, log_format_option
-from ._options import queues_option, seconds_option
+from ._options import Seconds, queues_option, seconds_option
 
 if TYPE_CHECKING:
     from ..aws import SqsJobStore
 
 _logger = logging.getLogger(f"{LOGGER_NAME}.cli")
+
+
+DEFAULT_WAIT_TIME = 20.0  # SQS's longest long poll: the fewest receives while idle
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,15 @@ class WorkerOptions:
     metrics: MetricsMode = "off"
     metrics_port: int = DEFAULT_PORT
     metrics_namespace: str = DEFAULT_NAMESPACE
+    wait_time: float = DEFAULT_WAIT_TIME
 
 
 GRACE_HELP = "On SIGTERM/SIGINT, how long running jobs may finish before they are released."
 RECONCILE_HELP = "Seconds between reconciler passes; 0 turns them off."
+WAIT_TIME_HELP = (
+    "Longest SQS long poll, 1 to 20 s: an idle worker sends one ReceiveMessage per queue "
+    "this often, and a stop waits up to this long for the last one to end."
+)
 
 
 @click.command()
@@ -93,6 +101,16 @@ RECONCILE_HELP = "Seconds between reconciler passes; 0 turns them off."
 )
 @seconds_option("--grace", GRACE_HELP, default=20.0)
 @seconds_option("--reconcile-every", RECONCILE_HELP, default=300.0)
+@click.option(
+    "--wait-time",
+    type=Seconds(1.0, 20.0),
+    default=DEFAULT_WAIT_TIME,
+    show_default=True,
+    metavar="SECONDS",
+    envvar="SQSJOBS_WAIT_TIME",
+    show_envvar=True,
+    help=WAIT_TIME_HELP,
+)
 @click.option(
     "--metrics",
     type=click.Choice(MODES),
@@ -129,6 +147,7 @@ def worker(
     tenant_concurrency: int | None,
     grace: float,
     reconcile_every: float,
+    wait_time: float,
     metrics: str,
     metrics_port: int,
     metrics_namespace: str,
@@ -148,13 +167,14 @@ def worker(
         cast(MetricsMode, metrics),  # one of MODES: click.Choice checked it
         metrics_port,
         metrics_namespace,
+        wait_time,
     )
     asyncio.run(serve(store, handlers, options))
 
 
 async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions) -> None:
     """Run the worker and the periodic reconciler until a signal drains the worker."""
-    store = config.open(patient=True)
+    store = config.open(patient=True, wait_time=options.wait_time)
     measured = open_metrics(options)
     try:
         try:

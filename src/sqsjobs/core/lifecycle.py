@@ -32,6 +32,10 @@ CANCELLABLE: frozenset[JobStatus] = frozenset({QUEUED, DELAYED, RUNNING})
 
 LEASE_EXPIRED_ERROR = "lease expired after final attempt"
 STOPPING_ERROR = "worker is stopping"
+CUTOFF_ERROR = "invocation deadline reached"  # a Lambda invocation ended before its run
+# Why a run that had started was released: its attempt is in the job's history. Other
+# releases (a claim no run took, a start a limit deferred) ran nothing.
+INTERRUPTED = frozenset({STOPPING_ERROR, CUTOFF_ERROR})
 
 
 class ClaimDecision(Enum):
@@ -99,6 +103,12 @@ def after_release(run_at: float | None, now: float) -> tuple[JobStatus, float]:
     if run_at is None or run_at <= now:
         return QUEUED, now
     return DELAYED, run_at
+
+
+def release_ends_attempt(error: str, run_at: float | None) -> bool:
+    """Whether a release ends an attempt that ran (``core.history`` notes it): one a stop or
+    an invocation's deadline interrupted. A deferred start (``run_at``) never ran."""
+    return run_at is None and str(error) in INTERRUPTED
 
 
 def expires_at(

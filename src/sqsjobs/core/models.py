@@ -12,6 +12,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from .history import HistoryEntry
+
 
 class JobStatus(StrEnum):
     """Where a job is in its life; the rules between them live in ``lifecycle``."""
@@ -73,6 +75,11 @@ class Job(BaseModel):
     # redacted and at most 8 KiB (``core.tracebacks``); ``None`` when that failure had
     # none (a timeout, a lease that ran out) or a release that kept none wrote it.
     last_traceback: str | None = None
+    # The last ``HISTORY_KEPT`` attempts and operator actions, oldest first, and how many
+    # entries there were in all (``core.history``): empty and 0 on records written before
+    # histories were kept.
+    history: list[HistoryEntry] = Field(default_factory=list)
+    history_count: int = 0
 
 
 def untenanted_group(queue: str) -> str:

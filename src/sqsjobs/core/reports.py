@@ -8,7 +8,7 @@ answers with them, and the dashboard and the CLI read them whichever store they 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from .models import Job, JobStatus
@@ -27,6 +27,24 @@ class QueueStats:
     # Terminal statuses count the jobs created since then that ended; None: every job
     # the store keeps (a store whose count costs nothing per job kept).
     ended_since: datetime | None = None
+    # Who serves it, from the workers' presence records (``core.presence``): the alive
+    # workers that claim from it (None: the store keeps no presence records), when one
+    # of them last claimed from it, and the job names they have handlers for.
+    workers: int | None = None
+    last_claim_at: datetime | None = None
+    served_names: frozenset[str] = frozenset()
+    # Jobs not started yet (queued or delayed) by job name, and when the queued job due
+    # first became due (None: nothing queued).
+    waiting_names: Mapping[str, int] = field(default_factory=dict)
+    oldest_queued_at: datetime | None = None
+
+    @property
+    def unserved_names(self) -> dict[str, int]:
+        """Waiting jobs by name, for the names no alive worker of the queue serves: a
+        typo, or a handler not deployed. Empty when the store keeps no presence records."""
+        if self.workers is None:
+            return {}
+        return {n: c for n, c in self.waiting_names.items() if n not in self.served_names}
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ the store's ``sync`` face, since not every store has each:
     DeadLetterStore   dead_letters               no               yes
     ReconcileStore    reconcile                  no               yes
     RoutedStore       queue_urls                 no               yes
+    PresenceStore     put_presence, end_presence yes              yes
+                      presences
 
 The dashboard, the CLI and the Lambda handlers find a capability by these protocols
 (``isinstance``, as they are runtime-checkable) and define none of their own; the
@@ -34,9 +36,11 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
+from .history import acting
 from .models import Job
 
 if TYPE_CHECKING:
+    from .presence import WorkerPresence
     from .reports import DeadLetter, QueueStats, ReconcileReport, RedriveProgress, RedriveReport
     from .requests import EnqueueResult, JobFilter, JobPage
 
@@ -179,6 +183,19 @@ class RoutedStore(Protocol):
 
 
 @runtime_checkable
+class PresenceStore(Protocol):
+    """Which workers are alive (``core.presence``): each writes its own record, readers
+    list the records that have not run out by ``now``. Writes never raise for a record
+    that is gone: ending one that already ran out changes nothing."""
+
+    async def put_presence(self, presence: WorkerPresence) -> None: ...
+
+    async def end_presence(self, worker_id: str, now: float) -> None: ...
+
+    async def presences(self, now: float) -> list[WorkerPresence]: ...
+
+
+@runtime_checkable
 class SyncRetryStore(Protocol):
     def retry(self, job_id: str, now: float) -> bool: ...
 
@@ -219,6 +236,15 @@ class SyncReconcileStore(Protocol):
     ) -> ReconcileReport: ...
 
 
+@runtime_checkable
+class SyncPresenceStore(Protocol):
+    def put_presence(self, presence: WorkerPresence) -> None: ...
+
+    def end_presence(self, worker_id: str, now: float) -> None: ...
+
+    def presences(self, now: float) -> list[WorkerPresence]: ...
+
+
 class SyncJobStore(Protocol):
     def put(self, job: Job, fingerprint: str | None) -> EnqueueResult: ...
 
@@ -246,8 +272,8 @@ class _BlockingFace:
     def get(self, job_id: str, now: float) -> Job | None:
         return asyncio.run(self._store.get(job_id, now))
 
-    def cancel(self, job_id: str, now: float) -> bool:
-        return asyncio.run(self._store.cancel(job_id, now))
+    def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        return asyncio.run(acting(self._store.cancel, job_id, now, by=by))
 
     def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return asyncio.run(self._store.list(filter, limit, cursor, now))

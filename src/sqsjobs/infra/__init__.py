@@ -11,13 +11,16 @@ This package imports only boto3 (blocking): ``sqsjobs infra`` is a one-off comma
 """
 
 from ._deploy import deploy_stack
-from ._stack import StackDeployError, StackEvent
+from ._stack import DeployOutcome, StackDeployError, StackEvent, StackOutputs, StackOutputsMissing
 from ._templates import TEMPLATES, template_parameters, template_text
 
 __all__ = [
     "TEMPLATES",
+    "DeployOutcome",
     "StackDeployError",
     "StackEvent",
+    "StackOutputs",
+    "StackOutputsMissing",
     "deploy_stack",
     "template_parameters",
     "template_text",

@@ -9,6 +9,11 @@ pass, which event explains a rollback) is a pure function in ``_stack``.
 Blocking boto3 only: a deploy is a one-off command, and ``sqsjobs.infra`` must not load
 aioboto3.
 
+A deploy that settles is checked against its template (``_stack.missing_outputs``): a
+stack without the outputs stores read fails the deploy, naming them, rather than every
+command after it. It returns the outputs with what it did (``StackOutputs.outcome``:
+created, updated, or unchanged when CloudFormation found nothing to change).
+
 Every deploy of a template with a job table also sets the stack's policy before
 creating or updating it: the table is retained on replacement, so a change that replaced
 it would leave it behind and point every worker at a new, empty table. The policy denies
@@ -32,14 +37,18 @@ from ._stack import (
     SUCCEEDED,
     Action,
     Declared,
+    DeployOutcome,
     StackDeployError,
     StackEvent,
+    StackOutputs,
+    StackOutputsMissing,
     chosen_parameters,
     deploy_failure,
     is_settled,
+    missing_outputs,
     next_action,
 )
-from ._templates import template_text
+from ._templates import declared_outputs, template_text
 
 # Creating or updating needs it: the templates make IAM managed policies (unnamed).
 CAPABILITIES = ["CAPABILITY_IAM"]
@@ -78,8 +87,10 @@ def deploy_stack(
     on_event: EventCallback | None = None,
     connect_timeout: float | None = None,
     max_attempts: int | None = None,
-) -> dict[str, str]:
-    """Create or update stack ``stack_name`` from a shipped template; return its outputs.
+) -> StackOutputs:
+    """Create or update stack ``stack_name`` from a shipped template; return its outputs
+    (a ``dict``, whose ``outcome`` says whether the stack was created, updated or left
+    unchanged).
 
     Waits until CloudFormation has finished, passing every stack event of the operation
     to ``on_event`` as it appears. An update with nothing to change succeeds at once. On
@@ -94,7 +105,8 @@ def deploy_stack(
     Raises:
         StackDeployError: CloudFormation refused the request, rolled the operation back
             (the message names the failed resource and why: a change that would replace
-            the job table is denied by the stack policy), or did not finish in time.
+            the job table is denied by the stack policy), or did not finish in time;
+            ``StackOutputsMissing`` when it settled without outputs the template declares.
         ValueError: ``template`` is not a shipped template's name.
     """
     body = template_text(template)
@@ -140,15 +152,25 @@ class Deployment:
         *,
         tags: Mapping[str, str] = NO_TAGS,
         policy: str | None = None,
-    ) -> dict[str, str]:
-        """Create or update the stack from ``body``; ``policy`` is its stack policy (JSON)."""
+    ) -> StackOutputs:
+        """Create or update the stack from ``body``; ``policy`` is its stack policy (JSON).
+
+        Raises:
+            StackOutputsMissing: the stack settled without outputs ``body`` declares.
+        """
         stack = self._describe(self.stack_name)
         action = next_action(self.stack_name, None if stack is None else stack["StackStatus"])
         if stack is not None and action is Action.UPDATE:
-            return self._update_existing(stack, body, given, tags, policy)
-        if stack is not None:  # Action.RECREATE
-            self._delete(stack["StackId"])
-        return self._settle(self._create(body, given, tags, policy), seen=None)
+            deployed = self._update_existing(stack, body, given, tags, policy)
+        else:
+            if stack is not None:  # Action.RECREATE
+                self._delete(stack["StackId"])
+            created = self._create(body, given, tags, policy)
+            deployed = self._settle(created, None, DeployOutcome.CREATED)
+        missing = missing_outputs(declared_outputs(body), deployed)
+        if missing:
+            raise StackOutputsMissing(self.stack_name, deployed.status, missing, deployed)
+        return deployed
 
     def _update_existing(
         self,
@@ -157,15 +179,15 @@ class Deployment:
         given: Mapping[str, str],
         tags: Mapping[str, str],
         policy: str | None,
-    ) -> dict[str, str]:
+    ) -> StackOutputs:
         seen = self._newest_event_id(stack["StackId"])
         if policy is not None:
             # Set before the update, so that the policy already governs it (a stack
             # deployed before the policy existed is protected from its first update on).
             self.client.set_stack_policy(StackName=stack["StackId"], StackPolicyBody=policy)
         if not self._update(stack, body, given, tags):
-            return outputs(stack)
-        return self._settle(stack["StackId"], seen)
+            return StackOutputs(outputs(stack), DeployOutcome.UNCHANGED, str(stack["StackStatus"]))
+        return self._settle(stack["StackId"], seen, DeployOutcome.UPDATED)
 
     def _create(
         self, body: str, given: Mapping[str, str], tags: Mapping[str, str], policy: str | None
@@ -227,13 +249,13 @@ class Deployment:
         if status != "DELETE_COMPLETE":
             raise deploy_failure(self.stack_name, status, events)
 
-    def _settle(self, stack_id: str, seen: str | None) -> dict[str, str]:
+    def _settle(self, stack_id: str, seen: str | None, outcome: DeployOutcome) -> StackOutputs:
         """Wait for the operation started on ``stack_id``; its outputs, or why it failed."""
         status, events = self._wait(stack_id, seen)
         if status not in SUCCEEDED:
             raise deploy_failure(self.stack_name, status, events)
         stack = self._describe(stack_id)
-        return {} if stack is None else outputs(stack)
+        return StackOutputs({} if stack is None else outputs(stack), outcome, status)
 
     def _wait(self, stack_id: str, seen: str | None) -> tuple[str, list[StackEvent]]:
         """Poll until the stack settles, reporting events; its final status and the events.

@@ -12,6 +12,13 @@ live here as plain functions, so the deploy loop in ``_deploy`` only moves data:
   silently reset, say, the queue name to its default and replace the queues.
 - ``deploy_failure``: a rollback is explained by its first failed resource, not by the
   stack's own summary event or by the siblings CloudFormation cancelled because of it.
+- ``missing_outputs``: a deploy that settled is checked against its template: every
+  output the template declares without a ``Condition`` must be there, or the stack is
+  not one ``from_stack`` and ``--stack`` can use. CloudFormation itself never drops one
+  from a successful operation; the local emulator does, when an update changes a
+  resource it cannot update (docs/aws-store.md, "Testing with the emulator"), and then
+  reports ``UPDATE_COMPLETE``. A deploy that ended so fails, naming what is missing,
+  instead of leaving every later command to fail on the stack.
 """
 
 from __future__ import annotations
@@ -44,6 +51,27 @@ class Action(enum.Enum):
     CREATE = "create"
     UPDATE = "update"
     RECREATE = "recreate"
+
+
+class DeployOutcome(enum.Enum):
+    """What a deploy did to its stack, as the command line reports it."""
+
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"  # CloudFormation found nothing to change
+
+
+class StackOutputs(dict[str, str]):
+    """A stack's outputs (``{OutputKey: OutputValue}``), and what its deploy did.
+
+    A ``dict`` still, as ``deploy_stack`` always returned, with ``outcome`` and the
+    stack's ``status`` besides, so a caller can report "created" or "unchanged".
+    """
+
+    def __init__(self, outputs: Mapping[str, str], outcome: DeployOutcome, status: str) -> None:
+        super().__init__(outputs)
+        self.outcome = outcome
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -95,6 +123,38 @@ class StackDeployError(JobError, RuntimeError):
         self.stack_name = stack_name
         self.status = status
         self.failures = tuple(failures)
+
+
+class StackOutputsMissing(StackDeployError):
+    """The stack settled without outputs its template declares (``missing``); ``outputs``
+    are the ones it has."""
+
+    def __init__(self, stack_name: str, status: str, missing: Sequence[str], outputs: StackOutputs):
+        super().__init__(stack_name, status, _missing_message(stack_name, status, missing))
+        self.missing = tuple(missing)
+        self.outputs = outputs
+
+
+def missing_outputs(declared: Mapping[str, str | None], outputs: Mapping[str, str]) -> list[str]:
+    """The outputs ``declared`` without a condition that ``outputs`` lacks, in their order.
+
+    An output under a ``Condition`` is left out: whether it should be there is the
+    template's conditions evaluated on the stack's parameters, which CloudFormation does
+    and this does not repeat; the outputs stores read have none.
+    """
+    return [
+        name for name, condition in declared.items() if condition is None and name not in outputs
+    ]
+
+
+def _missing_message(stack_name: str, status: str, missing: Sequence[str]) -> str:
+    return (
+        f"Stack {stack_name!r} is {status} but lacks output(s) {', '.join(missing)} of its "
+        "template, which stores and --stack read. The local emulator drops from a stack what "
+        "an update changes and it cannot update (the job table, IAM managed policies): "
+        "deploy a new stack there. On AWS, compare the stack's resources with the template "
+        "in the CloudFormation console, then deploy again"
+    )
 
 
 def is_settled(status: str) -> bool:

@@ -44,4 +44,27 @@ def template_parameters(name: str = "sqsjobs") -> tuple[str, ...]:
     return tuple(names)
 
 
+def declared_outputs(body: str) -> dict[str, str | None]:
+    """The outputs a template's YAML declares, each with its ``Condition`` (``None``: it
+    has none, so every stack of the template has it).
+
+    Read from the text as ``template_parameters`` reads parameters: the top-level
+    ``Outputs:`` block, one two-space indented key per output, its ``Condition:`` four
+    spaces in. A deploy checks a stack's outputs against them (``_stack.missing_outputs``).
+    """
+    declared: dict[str, str | None] = {}
+    inside = False
+    current: str | None = None
+    for line in body.splitlines():
+        if line and not line[0].isspace():
+            inside = line.rstrip() == "Outputs:"
+        elif inside and (found := _PARAMETER.match(line)):
+            current = found[1]
+            declared[current] = None
+        elif inside and current is not None and (condition := _CONDITION.match(line)):
+            declared[current] = condition[1]
+    return declared
+
+
 _PARAMETER = re.compile(r"^  ([A-Za-z0-9]+):\s*$")
+_CONDITION = re.compile(r"^    Condition:\s*(\S+)\s*$")

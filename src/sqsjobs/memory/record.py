@@ -7,8 +7,17 @@ handed out owns fresh containers and no caller can mutate the store through one.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..core.history import (
+    ATTEMPT,
+    COMPLETED,
+    EXPIRED,
+    HistoryEntry,
+    appended,
+    attempt_entry,
+    completion_entry,
+)
 from ..core.lifecycle import ClaimDecision, claim_decision
 from ..core.models import Job, JobStatus
 from ..core.times import epoch, utc, utc_or_none
@@ -46,6 +55,9 @@ class Record:
     group: str | None = None  # informational here: claim order stays priority order
     trace_context: dict[str, str] | None = None  # copied in and out: no caller shares it
     last_traceback: str | None = None  # the failure's that ``last_error`` names
+    history: list[HistoryEntry] = field(default_factory=list)  # frozen entries: shared safely
+    history_count: int = 0
+    started_at: float | None = None  # when the running attempt was claimed
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -104,11 +116,38 @@ class Record:
             group=self.group,
             trace_context=None if self.trace_context is None else dict(self.trace_context),
             last_traceback=self.last_traceback,
+            history=list(self.history),
+            history_count=self.history_count,
         )
 
     def set_error(self, error: str) -> None:
         """``last_error`` and, when the failure carried one, its traceback (else none)."""
         self.last_error, self.last_traceback = str(error), traceback_of(error)
+
+    def note(self, entry: HistoryEntry) -> None:
+        """Add ``entry`` to the job's history, the oldest left out beyond its bound."""
+        self.history = appended(self.history, entry)
+        self.history_count += 1
+
+    def note_attempt(
+        self, outcome: str, now: float, error: str | None = None, *, kind: str = ATTEMPT
+    ) -> None:
+        """The running attempt ended with ``outcome`` (call before the lease is cleared).
+
+        A lease found over (``EXPIRED``) is noted without its start, as ``SqsJobStore``,
+        which learns of it from the record alone, notes it.
+        """
+        started = None if kind == EXPIRED else self.started_at
+        run = (started, self.locked_by)
+        self.note(attempt_entry(now, self.attempts, run, outcome, error, kind=kind))
+
+    def note_completion(self, now: float) -> None:
+        """The running attempt completed: a bare entry when nothing came before it, as
+        ``SqsJobStore`` keeps one (``history.completion_entry``), else a full one."""
+        if self.history_count:
+            self.note_attempt(COMPLETED, now)
+        else:
+            self.note(completion_entry(now, self.attempts))
 
     def ready_entry(self) -> tuple[int, float, float, str, int]:
         """Heap key for claim order: priority desc, run_at, created_at, id.

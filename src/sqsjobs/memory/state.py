@@ -27,8 +27,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..core import history
 from ..core.cursor import decode_cursor, encode_cursor, follows
 from ..core.errors import JobBatchError, JobConfigError, JobIdempotencyConflictError
+from ..core.history import RETRY, action_entry
 from ..core.lifecycle import (
     CANCELLABLE,
     DEAD,
@@ -44,6 +46,7 @@ from ..core.lifecycle import (
     holds_lease,
     is_expired,
     may_heartbeat,
+    release_ends_attempt,
 )
 from ..core.models import Job, JobStatus
 from ..core.requests import EnqueueResult, JobFilter, JobPage
@@ -182,17 +185,20 @@ class MemoryCore:
                 heapq.heappush(index.ready, record.ready_entry())
 
     def _lease(self, record: Record, worker_id: str, now: float) -> Job:
+        if record.status is RUNNING:  # its lease ran out: it runs again
+            record.note_attempt(history.RETRIED, now, kind=history.EXPIRED)
         record.status = RUNNING
         record.attempts += 1
         record.locked_by = worker_id
         record.lease_token = uuid.uuid4().hex
         record.lease_until = now + record.lease
-        record.updated_at = now
+        record.updated_at = record.started_at = now
         self._index(record)
         return record.to_job()
 
     def _expire_lease(self, record: Record, now: float) -> None:
         record.set_error(LEASE_EXPIRED_ERROR)
+        record.note_attempt(history.DEAD, now, LEASE_EXPIRED_ERROR, kind=history.EXPIRED)
         self._move_to(record, DEAD, now)
         log_event(
             _logger,
@@ -222,6 +228,7 @@ class MemoryCore:
                 return False
             record.result_json = result_json
             record.completed_at = now
+            record.note_completion(now)
             self._move_to(record, JobStatus.COMPLETED, now)
             return True
 
@@ -233,6 +240,7 @@ class MemoryCore:
             status, run_at = after_failure(record.attempts, record.max_attempts, retry_at, now)
             record.set_error(error)
             record.run_at = run_at
+            record.note_attempt(history.DEAD if status is DEAD else history.RETRIED, now, error)
             self._move_to(record, status, now)
             return True
 
@@ -243,27 +251,32 @@ class MemoryCore:
             record = self._leased(job_id, token)
             if record is None:
                 return False
+            if release_ends_attempt(error, run_at):
+                record.note_attempt(history.RELEASED, now, error)
             status, record.run_at = after_release(run_at, now)
             record.attempts -= 1
             record.set_error(error)
             self._move_to(record, status, now)
             return True
 
-    def cancel(self, job_id: str, now: float) -> bool:
+    def cancel(self, job_id: str, now: float, by: str | None = None) -> bool:
         with self.lock:
             record = self._live(job_id, now)
             if record is None or record.status not in CANCELLABLE:
                 return False
+            cut = (record.attempts, record.locked_by) if record.status is RUNNING else None
+            record.note(action_entry(now, history.CANCEL, history.CANCELLED, by, cut))
             self._move_to(record, JobStatus.CANCELLED, now)
             return True
 
-    def retry(self, job_id: str, now: float) -> bool:
-        """Run a dead job again, as ``SqsJobStore.retry`` does: queued now, attempts
-        reset, ``last_error`` kept so the record still says why it died."""
+    def retry(self, job_id: str, now: float, by: str | None = None, kind: str = RETRY) -> bool:
+        """Run a dead job again, as ``SqsJobStore.retry`` does: queued now, attempts reset,
+        ``last_error`` kept; its history says by whom and how (``kind``: retry, redrive)."""
         with self.lock:
             record = self._live(job_id, now)
             if record is None or record.status is not DEAD:
                 return False
+            record.note(action_entry(now, kind, history.QUEUED, by))
             record.attempts = 0
             record.run_at = now
             self._move_to(record, QUEUED, now)

@@ -13,11 +13,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core.history import REDRIVE
 from ..core.models import Job, JobStatus
+from ..core.presence import WorkerPresence
 from ..core.reports import RedriveProgress, RedriveReport
 from ..core.requests import EnqueueResult, JobFilter, JobPage
 from ..core.store import SlotTaken
 from ..core.validation import check_job_name, dump_json, integer, plain_json, seconds
+from .presence import MemoryPresence
 from .slots import MemorySlots
 from .state import MemoryCore
 
@@ -48,7 +51,8 @@ class MemoryJobStore:
             clock,
         )
         self._slots = MemorySlots()
-        self.sync = MemorySyncView(self._core)
+        self._presence = MemoryPresence()
+        self.sync = MemorySyncView(self._core, self._presence)
 
     async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
         return self._core.put(job, fingerprint)
@@ -114,12 +118,24 @@ class MemoryJobStore:
     async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool:
         return self._slots.free(key, slot, holder)
 
-    async def cancel(self, job_id: str, now: float) -> bool:
-        return self._core.cancel(job_id, now)
+    async def put_presence(self, presence: WorkerPresence) -> None:
+        """Write a worker's presence record (``core.presence``), replacing its last."""
+        self._presence.put(presence)
 
-    async def retry(self, job_id: str, now: float) -> bool:
+    async def end_presence(self, worker_id: str, now: float) -> None:
+        self._presence.end(worker_id, now)
+
+    async def presences(self, now: float) -> list[WorkerPresence]:
+        """The workers whose presence records have not run out by ``now``."""
+        return self._presence.alive(now)
+
+    async def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        """Cancel a job that has not ended; ``by``: who, for its history."""
+        return self._core.cancel(job_id, now, by)
+
+    async def retry(self, job_id: str, now: float, *, by: str | None = None) -> bool:
         """Run a dead job again (attempts reset); False if unknown, expired or not dead."""
-        return self._core.retry(job_id, now)
+        return self._core.retry(job_id, now, by)
 
     async def redrive(
         self,
@@ -128,10 +144,11 @@ class MemoryJobStore:
         limit: int | None = None,
         on_progress: RedriveProgress | None = None,
         name: str | None = None,
+        by: str | None = None,
     ) -> RedriveReport:
         """Run the dead jobs of ``queue`` (every queue if None) again, oldest first: see
         ``redrive_dead``."""
-        return redrive_dead(self._core, queue, limit, on_progress, name)
+        return redrive_dead(self._core, queue, limit, on_progress, name, by)
 
     async def get(self, job_id: str, now: float) -> Job | None:
         return self._core.get(job_id, now)
@@ -143,8 +160,18 @@ class MemoryJobStore:
 class MemorySyncView:
     """The blocking producer face of a ``MemoryJobStore`` (its ``sync`` attribute)."""
 
-    def __init__(self, core: MemoryCore) -> None:
+    def __init__(self, core: MemoryCore, presence: MemoryPresence) -> None:
         self._core = core
+        self._presence = presence
+
+    def put_presence(self, presence: WorkerPresence) -> None:
+        self._presence.put(presence)
+
+    def end_presence(self, worker_id: str, now: float) -> None:
+        self._presence.end(worker_id, now)
+
+    def presences(self, now: float) -> list[WorkerPresence]:
+        return self._presence.alive(now)
 
     def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
         return self._core.put(job, fingerprint)
@@ -155,11 +182,11 @@ class MemorySyncView:
     def get(self, job_id: str, now: float) -> Job | None:
         return self._core.get(job_id, now)
 
-    def cancel(self, job_id: str, now: float) -> bool:
-        return self._core.cancel(job_id, now)
+    def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        return self._core.cancel(job_id, now, by)
 
-    def retry(self, job_id: str, now: float) -> bool:
-        return self._core.retry(job_id, now)
+    def retry(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        return self._core.retry(job_id, now, by)
 
     def redrive(
         self,
@@ -168,8 +195,9 @@ class MemorySyncView:
         limit: int | None = None,
         on_progress: RedriveProgress | None = None,
         name: str | None = None,
+        by: str | None = None,
     ) -> RedriveReport:
-        return redrive_dead(self._core, queue, limit, on_progress, name)
+        return redrive_dead(self._core, queue, limit, on_progress, name, by)
 
     def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return self._core.list(filter, limit, cursor, now)
@@ -181,6 +209,7 @@ def redrive_dead(
     limit: int | None,
     on_progress: RedriveProgress | None,
     name: str | None,
+    by: str | None = None,
 ) -> RedriveReport:
     """``SqsJobStore.redrive`` for a store with no dead-letter queue: its dead records are
     its dead letters, so each is retried, oldest first, up to ``limit`` of job ``name``.
@@ -201,7 +230,7 @@ def redrive_dead(
         cursor = page.next_cursor
         if cursor is None:
             break
-    redriven = sum(core.retry(job_id, now) for job_id in found[:limit])
+    redriven = sum(core.retry(job_id, now, by, REDRIVE) for job_id in found[:limit])
     report = RedriveReport(redriven=redriven, discarded=0, skipped=0)
     if on_progress is not None:
         on_progress(report)

@@ -55,6 +55,7 @@ class Event(StrEnum):
     DEFERRED = "jobs.deferred"  # a limit or a tenant's cap held a start back
     LIMIT_SLOT = "jobs.limit_slot"  # a limit slot could not be extended or freed
     OPTIONS_DEFAULTED = "jobs.options_defaulted"  # a record missed its handler's options
+    PRESENCE = "jobs.worker.presence"  # a worker's presence record failed, or is back
 
 
 def default_logger(logger: logging.Logger | None) -> logging.Logger:

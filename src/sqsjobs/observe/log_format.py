@@ -3,8 +3,13 @@
 JSON is for machines (a container's log driver, CloudWatch Logs Insights, journald): every
 structured field a record carries (``event``, ``job_id``, ``job_name``, ``queue``,
 ``attempt``, ``tenant``, ``worker_id``, a handler's own ``extra``) becomes a key, so a
-query filters on them without parsing prose. Text is for a person at a terminal: the
-message, then the job's fields as ``key=value``.
+query filters on them without parsing prose, and every line says which release wrote it
+(``sqsjobs_version``): during a rolling upgrade, the releases' lines are told apart. Text
+is for a person at a terminal: the message, then the job's fields as ``key=value``, then
+the record's other fields (a handler's ``extra``) the same way. sqsjobs' own events
+(``event`` naming one, ``jobs.*``) say in their message what their other fields hold, so
+text leaves those out, where it would repeat the message; no other record's fields are
+written anywhere else, so text keeps them.
 
 Either way a record is exactly one line, whatever its text holds: a message, job name or
 exception that a payload or a remote service put a line break or a terminal escape into
@@ -23,10 +28,12 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from .. import __version__
 from ..core.text import escape_controls, escape_json_controls, redact_credentials
-from .log import TRACEBACK_FIELD
+from .log import EVENT_PREFIX, TRACEBACK_FIELD
 
 JOB_KEYS = ("job_id", "job_name", "queue", "attempt", "tenant")  # the job's, in this order
+VERSION_KEY = "sqsjobs_version"  # on every JSON line: the release that wrote it
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
@@ -63,9 +70,10 @@ def exception_text(formatter: logging.Formatter, record: logging.LogRecord) -> s
 class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line.
 
-    Keys: ``timestamp``, ``level``, ``logger``, ``message``, then every structured field
-    (a value JSON cannot hold is written as its ``str``), then ``exception`` when the
-    record has a traceback. A caller's ``extra`` never replaces the first four.
+    Keys: ``timestamp``, ``level``, ``logger``, ``message``, ``sqsjobs_version``, then
+    every structured field (a value JSON cannot hold is written as its ``str``), then
+    ``exception`` when the record has a traceback. A caller's ``extra`` never replaces
+    the first five. The version is the package's, a constant: it costs a key, no lookup.
     """
 
     def format(self, record: logging.LogRecord) -> str:
@@ -74,6 +82,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
+            VERSION_KEY: __version__,
         }
         for key, value in structured_fields(record).items():
             fields.setdefault(key, value)
@@ -84,18 +93,22 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """``TIMESTAMP LEVEL LOGGER: message job_id=... job_name=... queue=... attempt=...``.
+    """``TIMESTAMP LEVEL LOGGER: message job_id=... job_name=... queue=... attempt=... k=v``.
 
     The job's fields follow the message on every record that has them (those ``ctx.log``
-    writes inside a handler included); a value with a space, quote, ``=`` or backslash is
-    quoted as a JSON string. A traceback (the record's exception, else the failed
-    handler's ``traceback`` field) follows on lines indented by four spaces.
+    writes inside a handler included), then the record's other structured fields in the
+    order the caller gave them (``extra={"rows": 1204}`` gives ``rows=1204``), except on
+    sqsjobs' own events, whose message says what those hold (the module docstring). A
+    field whose value is ``None`` is left out. A key or value with a space, quote, ``=``
+    or backslash is quoted as a JSON string, every control character escaped. A
+    traceback (the record's exception, else the failed handler's ``traceback`` field)
+    follows on lines indented by four spaces.
     """
 
     def format(self, record: logging.LogRecord) -> str:
         line = (
             f"{utc_timestamp(record.created)} {record.levelname:<7} {record.name}: "
-            f"{escape_controls(record.getMessage())}{job_suffix(record)}"
+            f"{escape_controls(record.getMessage())}{job_suffix(record)}{extra_suffix(record)}"
         )
         exception = exception_text(self, record)
         if exception is None:
@@ -111,6 +124,19 @@ def job_suffix(record: logging.LogRecord) -> str:
     fields = vars(record)
     return "".join(
         f" {key}={text_value(fields[key])}" for key in JOB_KEYS if fields.get(key) is not None
+    )
+
+
+def extra_suffix(record: logging.LogRecord) -> str:
+    """`` key=value`` for each structured field besides the job's, the traceback (shown
+    below the line) and a sqsjobs event's own (``None`` left out)."""
+    fields = structured_fields(record)
+    if str(fields.get("event", "")).startswith(EVENT_PREFIX):
+        return ""
+    return "".join(
+        f" {text_value(key)}={text_value(value)}"
+        for key, value in fields.items()
+        if value is not None and key not in JOB_KEYS and key != TRACEBACK_FIELD
     )
 
 

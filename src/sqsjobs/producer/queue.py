@@ -26,6 +26,7 @@ from ..core.defaults import (
     DEFAULT_TIMEOUT,
 )
 from ..core.errors import JobBatchError
+from ..core.history import acting
 from ..core.models import Job
 from ..core.options import EnqueueOptions, enqueue_request
 from ..core.requests import EnqueueRequest, EnqueueResult, JobPage, StatusFilter
@@ -174,8 +175,11 @@ class JobQueue(_BaseQueue):
     async def get(self, job_id: str) -> Job | None:
         return await self.store.get(job_id, self.clock())
 
-    async def cancel(self, job_id: str) -> bool:
-        return self._logged_cancel(job_id, await self.store.cancel(job_id, self.clock()))
+    async def cancel(self, job_id: str, *, by: str | None = None) -> bool:
+        """Cancel a job that has not ended (False if it has, or is unknown); ``by`` names
+        who did, in its history, when the store's ``cancel`` takes it."""
+        cancelled = await acting(self.store.cancel, job_id, self.clock(), by=by)
+        return self._logged_cancel(job_id, cancelled)
 
     async def list(
         self,
@@ -233,8 +237,9 @@ class SyncJobQueue(_BaseQueue):
     def get(self, job_id: str) -> Job | None:
         return self._sync.get(job_id, self.clock())
 
-    def cancel(self, job_id: str) -> bool:
-        return self._logged_cancel(job_id, self._sync.cancel(job_id, self.clock()))
+    def cancel(self, job_id: str, *, by: str | None = None) -> bool:
+        cancelled = acting(self._sync.cancel, job_id, self.clock(), by=by)
+        return self._logged_cancel(job_id, cancelled)
 
     def list(
         self,

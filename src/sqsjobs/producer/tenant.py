@@ -40,7 +40,7 @@ class AsyncProducer(Protocol):
 
     async def get(self, job_id: str) -> Job | None: ...
 
-    async def cancel(self, job_id: str) -> bool: ...
+    async def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
 
     async def list(
         self,
@@ -65,7 +65,7 @@ class SyncProducer(Protocol):
 
     def get(self, job_id: str) -> Job | None: ...
 
-    def cancel(self, job_id: str) -> bool: ...
+    def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
 
     def list(
         self,
@@ -141,7 +141,7 @@ class TenantJobQueue(_TenantBound):
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
         return self._mine(await self._queue.get(job_id))
 
-    async def cancel(self, job_id: str) -> bool:
+    async def cancel(self, job_id: str, *, by: str | None = None) -> bool:
         """Cancel the job if it is this tenant's; another tenant's is left alone (False).
 
         Read first, cancel after: cancelling first would have cancelled another tenant's
@@ -152,7 +152,7 @@ class TenantJobQueue(_TenantBound):
         """
         if await self.get(job_id) is None:
             return False
-        return await self._queue.cancel(job_id)
+        return await self._queue.cancel(job_id, by=by)
 
     async def list(
         self,
@@ -199,11 +199,12 @@ class SyncTenantJobQueue(_TenantBound):
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
         return self._mine(self._queue.get(job_id))
 
-    def cancel(self, job_id: str) -> bool:
-        """Cancel the job if it is this tenant's (read first: see ``TenantJobQueue.cancel``)."""
+    def cancel(self, job_id: str, *, by: str | None = None) -> bool:
+        """Cancel the job if it is this tenant's (read first: see ``TenantJobQueue.cancel``);
+        ``by`` says who, in the job's history."""
         if self.get(job_id) is None:
             return False
-        return self._queue.cancel(job_id)
+        return self._queue.cancel(job_id, by=by)
 
     def list(
         self,

@@ -10,6 +10,14 @@ attempt. The log says when draining starts (which jobs run) and how it ended: wh
 jobs finished and which were handed back, the ids an operator looks for when a deploy
 interrupted work. A job whose release was not recorded (its lease was lost, it was
 cancelled, the store kept failing) is reported as neither: its lease decides its fate.
+
+Meanwhile the drain waits for the long polls the stop cut short. SQS runs a cancelled
+``ReceiveMessage`` on until its wait ends and hides what it hands that poll (a job
+enqueued during the stop, or one this drain released) for the visibility timeout; the
+store hands such messages back at once, as long as the process lives
+(``SqsJobStore.wait_cancelled_claims``). So a stop takes the longer of the jobs' drain
+and the rest of the last long poll: up to the store's ``wait_time`` (20 s by default)
+for an idle worker.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..core.errors import describe_error
@@ -49,6 +57,31 @@ async def drain(
         job_ids=ids,
         grace=grace,
     )
+    polls = asyncio.ensure_future(cancelled_claims_ended(store))
+    try:
+        interrupted, released = await _end_runs(runs, grace, store, clock, log)
+        await polls
+    finally:
+        polls.cancel()  # only when the drain itself failed or was cancelled
+    _log_drained(log, time.monotonic() - started, running, interrupted, released)
+
+
+async def cancelled_claims_ended(store: JobStore) -> None:
+    """Wait for the receives of the claims a stop cancelled, on a store that has any
+    (``SqsJobStore``); a store that waits in-process (``MemoryJobStore``) has none."""
+    wait: Callable[[], Awaitable[None]] | None = getattr(store, "wait_cancelled_claims", None)
+    if wait is not None:
+        await wait()
+
+
+async def _end_runs(
+    runs: Mapping[asyncio.Task[None], JobRun],
+    grace: float,
+    store: JobStore,
+    clock: Callable[[], float],
+    log: Log,
+) -> tuple[list[JobRun], list[str]]:
+    """Wait, interrupt, force: the runs interrupted, and the ids of the jobs released."""
     if runs:
         await asyncio.wait(list(runs), timeout=grace)
     interrupted = list(runs.values())
@@ -66,7 +99,7 @@ async def drain(
     released = [
         run.job.id for run in interrupted if run.outcome is Outcome.RELEASED or run.job.id in forced
     ]
-    _log_drained(log, time.monotonic() - started, running, interrupted, released)
+    return interrupted, released
 
 
 def _log_drained(

@@ -6,9 +6,12 @@ is claimed before any in a later one; when that finds nothing it long-polls ever
 at once and releases (without spending an attempt) whatever arrives beyond its free
 slots. A store error while claiming is logged and retried with backoff; it never ends
 the worker. ``stop(grace)`` lets running jobs finish for ``grace`` seconds, then
-interrupts them and releases them, so a deploy never burns an attempt. With
+interrupts them and releases them, so a deploy never burns an attempt; meanwhile it
+waits for the long polls it cut short, whose messages go back to the queue at once
+(``drain``), so the next worker meets no hidden job. With
 ``tenant_concurrency`` a claimed job whose tenant already has that many runs here is
-deferred rather than run (``tenant_cap``).
+deferred rather than run (``tenant_cap``). While it runs it keeps a presence record of
+itself in the store (``presence``), which ``stop`` ends: ``sqsjobs workers`` lists it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import __version__
 from ..core.backoff import Backoff
 from ..core.errors import JobConfigError, describe_error
 from ..core.lifecycle import after_lease
@@ -35,9 +39,10 @@ from ..observe.log import Event, default_logger, log_event
 from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for
 from ..producer.queue import JobQueue
-from .crons import worker_crons
+from .crons import run_cron, worker_crons
 from .drain import drain
 from .permits import slot_store
+from .presence import Presence
 from .run import Hook, Hooks, JobRun, RunSettings
 from .served_queues import served_queues
 from .signals import on_stop_signals
@@ -116,6 +121,7 @@ class JobWorker:
         self._tasks: list[asyncio.Task[None]] = []
         self._polls: dict[str, asyncio.Future[int]] = {}
         self._stopped = asyncio.Event()
+        self._presence = Presence(self._settings, self._queues, self._concurrency)
         if self._concurrency > WARN_CONCURRENCY:
             log_event(
                 self._logger,
@@ -159,21 +165,26 @@ class JobWorker:
         self._started = True
         watch_claims(self._queue.store, self.worker_id, self.metrics.refused)
         self._tasks.append(loop.create_task(self._serve(), name=f"{self.worker_id}-claims"))
+        presence = self._presence.keep(lambda: self._busy)  # ``sqsjobs workers`` shows it
+        self._tasks.append(loop.create_task(presence, name=f"{self.worker_id}-presence"))
         for cron in self._cron:
-            self._tasks.append(loop.create_task(self._tick(cron), name=f"cron-{cron.name}"))
+            ticks = run_cron(cron, self._queue, self._clock, self._log)
+            self._tasks.append(loop.create_task(ticks, name=f"cron-{cron.name}"))
         log_event(
             self._logger,
             logging.INFO,
             Event.WORKER_STARTED,
             f"Worker {self.worker_id} started on {', '.join(self._queues)} "
-            f"with concurrency {self._concurrency}",
+            f"with concurrency {self._concurrency} (sqsjobs {__version__})",
             worker_id=self.worker_id,
             queues=list(self._queues),
             concurrency=self._concurrency,
+            sqsjobs_version=__version__,  # which release runs, during a rolling upgrade
         )
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Claim nothing more, let running jobs finish for ``grace`` seconds, release the rest."""
+        """Claim nothing more, let running jobs finish for ``grace`` seconds, release the rest;
+        return once the long polls it cut short have ended (``drain``)."""
         grace = seconds(grace, "grace", code=None)
         if self._stopping:
             await self._stopped.wait()
@@ -190,6 +201,7 @@ class JobWorker:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
         watch_claims(self._queue.store, self.worker_id, None)
+        await self._presence.end()
         if self._started:
             log_event(
                 self._logger,
@@ -335,6 +347,7 @@ class JobWorker:
         held_back = self._tenants.admit(job)  # over its tenant's cap: the run defers it
         run = JobRun(job, self._settings, held_back=held_back)
         self._busy += 1
+        self._presence.claimed(job.queue, self._clock())
         self._log(
             logging.INFO if held_back is None else logging.DEBUG,
             Event.CLAIM,
@@ -371,23 +384,6 @@ class JobWorker:
     def _free_slot(self) -> None:
         self._busy -= 1
         self._slot_freed.set()
-
-    async def _tick(self, cron: Cron) -> None:
-        tick = cron.next_tick(self._clock())
-        while True:
-            await asyncio.sleep(max(0.0, tick - self._clock()))
-            if self._clock() < tick:
-                continue
-            try:
-                await self._queue.enqueue_many([cron.request(tick)])
-            except Exception as error:
-                self._log(
-                    logging.ERROR,
-                    Event.CRON_FAILED,
-                    f"Cron {cron.name!r} could not enqueue its tick: {describe_error(error)}",
-                    error=describe_error(error),
-                )
-            tick = cron.next_tick(max(tick, self._clock()))
 
     def _log(
         self, level: int, event: Event, message: str, job: Job | None = None, **extra: Any

@@ -50,7 +50,7 @@ from typing import Any, Literal, NamedTuple
 
 from ..core.backoff import Backoff
 from ..core.errors import JobConfigError, JobFatalError, JobTimeoutError, describe_error
-from ..core.lifecycle import COMPLETED, STOPPING_ERROR, after_failure, after_release
+from ..core.lifecycle import COMPLETED, CUTOFF_ERROR, STOPPING_ERROR, after_failure, after_release
 from ..core.models import Job
 from ..core.store import JobStore, effective_delay
 from ..core.tracebacks import FailureText, handler_traceback
@@ -67,7 +67,6 @@ from .permits import Deferral, Permits, defer_delay
 from .writes import Write, Written
 
 Reason = Literal["timeout", "lease_lost", "stop", "cutoff"]
-CUTOFF_ERROR = "invocation deadline reached"
 ENDS = {False: ("the stop's grace", STOPPING_ERROR), True: ("the invocation", CUTOFF_ERROR)}
 Hook = Callable[..., Any]
 _RANDOM = random.Random()  # slot order and deferral jitter

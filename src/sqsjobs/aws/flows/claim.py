@@ -1,12 +1,13 @@
 """Claiming: receive up to ten messages, then one conditional ``UpdateItem`` per message.
 
 The claim write succeeds only for a record the lifecycle rules call runnable (see
-``dynamo.CLAIMABLE``), so two workers holding the same message (SQS delivers at least
+``conditions.CLAIMABLE``), so two workers holding the same message (SQS delivers at least
 once) cannot both run it. A refused write returns the record as it was (ALL_OLD), and
 ``why_refused`` decides what the message needs, without spending an attempt:
 
     record missing, expired or terminal ──► delete the message
     running, lease live (a duplicate)   ──► hide it until that lease ends
+    running, lease over, attempts left  ──► taken over (``takeover``): claimed after all
     running, lease over, last attempt   ──► record dead, message to the DLQ
     delayed, not due (delays > 15 min)  ──► hide it until due, or re-send a fresh one
     belongs to another queue            ──► DLQ, like a malformed body
@@ -26,6 +27,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import NamedTuple
 
+from ...core import history
 from ...core.errors import MAX_ERROR_CHARS, describe_error
 from ...core.lifecycle import DEAD as DEAD_STATUS
 from ...core.lifecycle import (
@@ -46,6 +48,7 @@ from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from ..wire.sqs import Hide, MalformedMessage, Message, Resend
 from .bodies import claim_horizon, extend_bodies, read_bodies
 from .messages import MessagePlan, carry_out
+from .takeover import expired_entry, take_over
 from .unanswered import late, no_answer, own_claim, undo
 
 
@@ -145,6 +148,7 @@ def claim_received(
         job_id: own_claim(reply, leases[job_id])
         for (_, job_id), reply in zip(firsts, replies, strict=True)
     }
+    outcomes |= yield from take_over(layout, queue, outcomes, leases, worker_id, now, unanswered)
     payloads = yield from _payloads(layout, outcomes, now)
     for message, job_id in firsts + extra:
         first = (message, job_id) in firsts
@@ -383,6 +387,7 @@ def _expire(layout: Layout, job: Job, now: float, *, copy: bool) -> Flow[Job | N
         skew,
         expiry,
         copy=copy,
+        noted=expired_entry(job, now, history.DEAD, LEASE_EXPIRED_ERROR),
     )
     try:
         reply = yield call

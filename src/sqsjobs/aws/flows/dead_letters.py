@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ...core import history
 from ...core.lifecycle import DEAD, RUNNING, expires_at, lease_expired
 from ...core.reports import DeadLetter
 from ...core.times import utc
@@ -50,6 +51,7 @@ from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel
 from ..wire.sqs import MalformedMessage, Message
 from .bodies import read_bodies
 from .messages import hand_back, receive
+from .takeover import expired_entry
 
 PEEK_VISIBILITY = 30  # hidden long enough not to be seen twice in one pass, no longer
 OPERATOR_WAIT = 1  # a long poll asks every SQS server, so "empty" means empty
@@ -157,7 +159,8 @@ def inspect(
     reconciled: set[str] = set()
     for wanted, stored in list(records.items()):
         if wanted in redriven and _abandoned(stored, now, layout.clock_skew):
-            records[wanted], recorded = yield from _dead_letter(layout, queue, wanted, now)
+            assert stored is not None
+            records[wanted], recorded = yield from _dead_letter(layout, queue, stored, now)
             if recorded:
                 reconciled.add(wanted)
     found = [stored for stored in records.values() if stored is not None]
@@ -217,14 +220,17 @@ def _read(table: str, job_ids: Sequence[str], now: float) -> Flow[dict[str, Stor
 
 
 def _dead_letter(
-    layout: Layout, queue: str, job_id: str, now: float
+    layout: Layout, queue: str, stored: Stored, now: float
 ) -> Flow[tuple[Stored | None, bool]]:
-    """Record an abandoned job dead; the record as it then is, and whether this did it."""
+    """Record an abandoned job dead (its lease ran out: an entry in its history says so);
+    the record as it then is, and whether this did it."""
     expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     error = _redriven_error(layout, queue)
+    noted = expired_entry(stored.job, now, history.DEAD, error)
+    job = (stored.job.id, queue)
     call = transitions.abandoned_dead(
-        layout.indexed, (job_id, queue), error, now, layout.clock_skew, expiry
+        layout.indexed, job, error, now, layout.clock_skew, expiry, noted
     )
     try:
         reply = yield call

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...core.lifecycle import CANCELLABLE, CANCELLED, expires_at
+from ...core import history
+from ...core.history import action_entry
+from ...core.lifecycle import CANCELLABLE, CANCELLED, RUNNING, expires_at
 from ...core.models import Job
 from ..wire import dynamo, transitions
 from ..wire.items import is_record, payload_text, readable
@@ -27,27 +29,28 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
     return stored.job
 
 
-def cancel(layout: Layout, job_id: str, now: float) -> Flow[bool]:
+def cancel(layout: Layout, job_id: str, now: float, by: str | None = None) -> Flow[bool]:
     """Mark it cancelled; its message is deleted when next received (no SQS call here).
 
-    From record format 3 on the write moves the job's index entry, which needs its queue:
-    the record is read first (a job's queue never changes), and a job that is not there
-    or no longer waiting is refused without a write.
+    The record is read first (one strongly consistent read): the write adds the cancel to
+    the job's history (``by``: who), which needs the record's count of entries, and from
+    record format 3 on it moves the job's index entry, which needs its queue. A job that
+    is not there or no longer waiting is refused without a write.
     """
     expiry = expires_at(CANCELLED, now, layout.retention, layout.dead_retention)
     assert expiry is not None
-    queue = None
-    if layout.indexed.moves:
-        reply = yield dynamo.get(layout.table, job_id)
-        item = reply.get("Item")
-        if item is None or not is_record(item):
-            return False
-        stored = readable(item, "GetItem")
-        if stored.expired(now) or stored.job.status not in CANCELLABLE:
-            return False
-        queue = stored.job.queue
+    reply = yield dynamo.get(layout.table, job_id)
+    item = reply.get("Item")
+    if item is None or not is_record(item):
+        return False
+    stored = readable(item, "GetItem")
+    job = stored.job
+    if stored.expired(now) or job.status not in CANCELLABLE:
+        return False
+    cut = (job.attempts, job.locked_by) if job.status is RUNNING else None
+    noted = (action_entry(now, history.CANCEL, history.CANCELLED, by, cut), job.history_count)
     try:
-        yield transitions.cancel(layout.indexed, job_id, now, expiry, queue=queue)
+        yield transitions.cancel(layout.indexed, job_id, now, expiry, queue=job.queue, noted=noted)
     except ConditionFailed:
         return False
     return True

@@ -46,13 +46,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ...core import history
 from ...core.errors import JobConfigError
+from ...core.history import action_entry
 from ...core.lifecycle import DEAD, TERMINAL
 from ...core.models import Job, message_group
 from ...core.reports import RedriveProgress, RedriveReport
 from ...core.times import epoch
 from ...core.validation import check_job_name, integer
 from ..wire import dynamo, sqs, transitions
+from ..wire.entries import Noted
 from ..wire.items import Stored, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
@@ -70,12 +73,13 @@ from .dead_letters import (
 from .messages import hand_back, send_copies
 
 
-def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
+def retry(layout: Layout, job_id: str, now: float, by: str | None = None) -> Flow[bool]:
     """Revive a dead job and send its message; False if unknown, expired or not dead.
 
     The record is read first: a dead job whose payload went with its body item (kept
     past its TTL with no claim or reconciler to extend it) could only die again, so it
-    is refused rather than revived.
+    is refused rather than revived. The revive adds the retry to the job's history
+    (``by``: who asked).
 
     Raises:
         JobConfigError: the job is dead but its queue has no SQS queue in this store, or
@@ -92,7 +96,11 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
     copies = (yield from hold_copies(url, stored.job.queue, job_id)) if url else []
     try:
         reply = yield transitions.revive(
-            layout.indexed, (job_id, stored.job.queue), sorted(layout.queue_urls), now
+            layout.indexed,
+            (job_id, stored.job.queue),
+            sorted(layout.queue_urls),
+            now,
+            revival(stored.job, now, history.RETRY, by),
         )
     except ConditionFailed:  # it changed since it was read (revived by someone else, expired)
         if url:
@@ -105,6 +113,11 @@ def retry(layout: Layout, job_id: str, now: float) -> Flow[bool]:
             with contextlib.suppress(AwsError):  # a copy left behind: a redrive discards it
                 yield sqs.delete_batch(url, handles)
     return True
+
+
+def revival(job: Job, now: float, kind: str, by: str | None) -> Noted:
+    """The history entry of a dead ``job`` run again at ``now`` (a retry or a redrive)."""
+    return action_entry(now, kind, history.QUEUED, by), job.history_count
 
 
 def keep_body(layout: Layout, stored: Stored, now: float) -> Flow[None]:
@@ -178,6 +191,7 @@ class _Run:
     limit: int | None
     on_progress: Progress | None
     wanted: Callable[[Inspected], bool]
+    by: str | None = None  # who asked, for the history of each job revived
     redriven: int = 0
     discarded: int = 0
     skipped: int = 0
@@ -209,14 +223,16 @@ def redrive(
     limit: int | None,
     on_progress: Progress | None = None,
     name: str | None = None,
+    by: str | None = None,
 ) -> Flow[RedriveReport]:
     """Send the jobs of up to ``limit`` DLQ messages (all if ``None``) back to their queues;
-    with ``name``, only messages of that handler's jobs (``limit`` counts only those)."""
+    with ``name``, only messages of that handler's jobs (``limit`` counts only those);
+    ``by``: who asked, noted in the history of each job revived."""
     if limit is not None:
         integer(limit, "limit", minimum=1, code="invalid_option")
     if name is not None:
         check_job_name(name)
-    run = _Run(limit, on_progress, named_by(name))
+    run = _Run(limit, on_progress, named_by(name), by)
     for queue in queues:
         url = layout.info(queue).dead_letter_url
         if url is None:
@@ -269,7 +285,7 @@ def _batch(
     for item in found:
         if not run.wanted(item):
             continue
-        action, job = yield from _decide(layout, queue, item, (run.sent, sent_now), now)
+        action, job = yield from _decide(layout, queue, item, (run.sent, sent_now), now, run.by)
         if action is RedriveAction.SEND and job is not None:
             sends.append((item.message, sqs.send_delay(epoch(job.run_at), now)))
             sent_now.add(job.id)
@@ -294,6 +310,7 @@ def _decide(
     item: Inspected,
     sent: tuple[set[str], set[str]],
     now: float,
+    by: str | None = None,
 ) -> Flow[tuple[RedriveAction, Job | None]]:
     """The action for ``item``, reviving a dead job: then its message is to be sent."""
     job = None if item.stored is None else item.stored.job
@@ -302,9 +319,10 @@ def _decide(
         return RedriveAction.SKIP, job  # its payload is gone: it could only die again
     if action is not RedriveAction.REVIVE:
         return action, job
-    assert item.job_id is not None
+    assert item.job_id is not None and job is not None
+    entry = revival(job, now, history.REDRIVE, by)
     try:
-        reply = yield transitions.revive(layout.indexed, (item.job_id, queue), [queue], now)
+        reply = yield transitions.revive(layout.indexed, (item.job_id, queue), [queue], now, entry)
     except ConditionFailed as refused:  # it changed since it was read: redrive_action it as it is
         stored = live(refused.item, now)
         job = None if stored is None else stored.job

@@ -12,15 +12,34 @@ A retried write whose first try was applied (its response lost) is refused by it
 result; that counts as written (``_written_by_us``).
 
 ``delivery`` is the message that carried this claim, when the store knows it.
+
+Complete, fail and release on a stop end an attempt, and their write adds its entry to
+the job's history (``wire.entries``): its number, the worker and when it was claimed,
+from the job as the claim returned it. A store that did not make the claim reads the
+record once for them (it did already for ``fail``'s decision and for format 3's index
+move); the entry then leaves out when the attempt started, since heartbeats have moved
+the ``updated_at`` the claim wrote.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from ...core.lifecycle import COMPLETED, DEAD, after_failure, after_release, expires_at, holds_lease
+from ...core import history
+from ...core.history import attempt_entry
+from ...core.lifecycle import (
+    COMPLETED,
+    DEAD,
+    after_failure,
+    after_release,
+    expires_at,
+    holds_lease,
+    release_ends_attempt,
+)
 from ...core.models import Job, JobStatus, message_group
+from ...core.times import epoch
 from ..wire import dynamo, sqs, transitions
+from ..wire.entries import Noted
 from ..wire.items import number, same_value, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, ConditionFailed, Flow
@@ -33,6 +52,16 @@ def _expiry(layout: Layout, status: JobStatus, now: float) -> float:
     expiry = expires_at(status, now, layout.retention, layout.dead_retention)
     assert expiry is not None, "terminal statuses always expire"
     return expiry
+
+
+def _ended(
+    claimed: Job, delivered: bool, now: float, outcome: str, error: str | None = None
+) -> Noted:
+    """The history entry of the attempt ``claimed`` (the job as its claim left it, or as
+    read since: not ``delivered``) that ended at ``now`` with ``outcome``."""
+    started = epoch(claimed.updated_at) if delivered else None
+    run = (started, claimed.locked_by)
+    return attempt_entry(now, claimed.attempts, run, outcome, error), claimed.history_count
 
 
 def _written_by_us(refused: ConditionFailed, status: JobStatus, now: float) -> bool:
@@ -85,21 +114,25 @@ def complete(
     token: str,
     now: float,
     result: str | None,
-    queue: str | None = None,
+    claimed: Job | None = None,
 ) -> Flow[bool]:
     """Record the result; the store deletes the message (batched with other completions).
 
-    The job's ``queue`` places its index entry (``transitions.complete``): a store that did
-    not make the claim does not know it, and from record format 3 on reads the record to
-    learn it.
+    ``claimed`` is the job as this store's claim returned it: its queue places its index
+    entry (``transitions.complete``) and its attempt is the history's entry. A store that
+    did not make the claim reads the record to learn them.
     """
     expiry = _expiry(layout, COMPLETED, now)
-    if queue is None and layout.indexed.moves:
+    delivered = claimed is not None
+    if claimed is None:
         claimed = yield from _claimed(layout, job_id, token)
         if claimed is None:
             return False  # the claim under ``token`` is over: the write would be refused
-        queue = claimed.queue
-    call = transitions.complete(layout.indexed, (job_id, queue), token, now, result, expiry)
+    noted: Noted = (None, 0)  # nothing before it: only counted, readers make its entry
+    if claimed.history_count:
+        noted = _ended(claimed, delivered, now, history.COMPLETED)
+    job = (job_id, claimed.queue)
+    call = transitions.complete(layout.indexed, job, token, now, result, expiry, noted)
     return (yield from _write_outcome(call, COMPLETED, now))
 
 
@@ -116,9 +149,11 @@ def fail(
     if claimed is None:
         return False
     status, run_at = after_failure(claimed.attempts, claimed.max_attempts, retry_at, now)
+    outcome = history.DEAD if status is DEAD else history.RETRIED
+    noted = _ended(claimed, delivery is not None, now, outcome, error)
     if status is DEAD:
-        return (yield from _dead(layout, claimed, delivery, token, error, now))
-    call = transitions.retry(layout.indexed, job_id, token, error, status, run_at, now)
+        return (yield from _dead(layout, (claimed, delivery), token, error, now, noted))
+    call = transitions.retry(layout.indexed, job_id, token, error, status, run_at, now, noted)
     if not (yield from _write_outcome(call, status, now)):
         return False
     yield from keep_until(layout, job_id, run_at, now)
@@ -141,7 +176,12 @@ def _claimed(layout: Layout, job_id: str, token: str) -> Flow[Job | None]:
 
 
 def _dead(
-    layout: Layout, job: Job, delivery: Delivery | None, token: str, error: str, now: float
+    layout: Layout,
+    run: tuple[Job, Delivery | None],
+    token: str,
+    error: str,
+    now: float,
+    noted: Noted,
 ) -> Flow[bool]:
     """Record the job dead, then send its DLQ copy, then confirm the copy on the record.
 
@@ -149,12 +189,14 @@ def _dead(
     a crash between the writes, or a DLQ that refused the copy, leaves a dead record the
     reconciler finds among the open ones and sends the copy for. The original message is
     deleted only once its copy was accepted, so a refused copy also brings it back.
+    ``run``: the job as claimed, and the message that delivered it if the store knows.
     """
+    job, delivery = run
     expiry = _expiry(layout, DEAD, now)
     info = layout.info(job.queue)
     copy = info.dead_letter_url is not None
     call = transitions.dead(
-        layout.indexed, (job.id, job.queue), token, error, now, expiry, copy=copy
+        layout.indexed, (job.id, job.queue), token, error, now, expiry, copy=copy, noted=noted
     )
     if not (yield from _write_outcome(call, DEAD, now)):
         return False
@@ -189,9 +231,19 @@ def release(
     run_at: float | None = None,
 ) -> Flow[bool]:
     """Back to queued at once, or delayed until ``run_at`` (a deferred start), the attempt
-    not counted; the message comes back then (hidden until ``run_at``, not visible at once)."""
+    not counted; the message comes back then (hidden until ``run_at``, not visible at once).
+    A release that interrupted a run (a stop) notes its attempt in the job's history."""
     status, due_at = after_release(run_at, now)
-    call = transitions.release(layout.indexed, job_id, token, error, now, (status, due_at))
+    noted = None
+    if release_ends_attempt(error, run_at):
+        claimed = (
+            delivery.job if delivery is not None else (yield from _claimed(layout, job_id, token))
+        )
+        if claimed is None:
+            return False
+        noted = _ended(claimed, delivery is not None, now, history.RELEASED, error)
+    due = (status, due_at)
+    call = transitions.release(layout.indexed, job_id, token, error, now, due, noted)
     if not (yield from _write_outcome(call, status, now)):
         return False
     yield from keep_until(layout, job_id, due_at, now)

@@ -17,10 +17,16 @@ them (up to days late); a filter leaves them out, as every reader does.
 
 The depths are SQS's approximate counts (``GetQueueAttributes``): visible, in flight
 (received, not yet deleted), delayed, and visible in the dead-letter queue.
+
+Who serves each queue comes from the workers' presence records (``flows.presence``: one
+``Query`` of the index's presence partition and a ``BatchGetItem``, whatever the table
+keeps). The names of the jobs not started yet, and when the queued job due first became
+due, come from the open records read for the counts, at no extra read.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -28,16 +34,18 @@ from typing import Any, Final
 
 from ...core.lifecycle import TERMINAL
 from ...core.models import JobStatus
+from ...core.presence import last_claim, served_names, serving
 from ...core.reports import QueueStats
-from ...core.times import utc
+from ...core.times import utc, utc_or_none
 from ..wire import index_reads, sqs
 from ..wire.conditions import UNEXPIRED
 from ..wire.index_keys import OPEN, ended_list_pk, index_pk, list_pk, list_sk
 from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
-from ..wire.items import number
+from ..wire.items import Stored, number
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Parallel, Reply
 from .indexes import job_id_of, records
+from .presence import presences
 
 VISIBLE: Final = "ApproximateNumberOfMessages"
 IN_FLIGHT: Final = "ApproximateNumberOfMessagesNotVisible"
@@ -46,6 +54,15 @@ DEPTHS: Final = (VISIBLE, IN_FLIGHT, DELAYED_MESSAGES)
 
 
 ENDED_WINDOW: Final = 3600.0  # ended jobs are counted if created this recently
+NOT_STARTED: Final = frozenset({JobStatus.QUEUED, JobStatus.DELAYED})
+
+
+@dataclass
+class _Waiting:
+    """Per queue, what the open records say of the jobs not started yet."""
+
+    names: Counter[str]
+    oldest_due: float | None = None  # the earliest ``run_at`` of a queued job
 
 
 @dataclass(frozen=True)
@@ -60,7 +77,9 @@ class _Range:
 def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueStats]]:
     """Count first, then read every queue's and DLQ's depths at once."""
     since = now - ENDED_WINDOW
-    counts = yield from _count(layout, queues, now, since)
+    waiting = {queue: _Waiting(Counter()) for queue in queues}
+    counts = yield from _count(layout, queues, now, since, waiting)
+    alive = yield from presences(layout.table, now)
     calls: list[Call] = []
     for queue in queues:
         info = layout.info(queue)
@@ -83,13 +102,18 @@ def stats(layout: Layout, queues: Sequence[str], now: float) -> Flow[list[QueueS
                 delayed=depth[DELAYED_MESSAGES],
                 dead_letter_messages=dead_letters,
                 ended_since=utc(since),
+                workers=len(serving(alive, queue)),
+                last_claim_at=last_claim(alive, queue),
+                served_names=served_names(alive, queue),
+                waiting_names=dict(waiting[queue].names),
+                oldest_queued_at=utc_or_none(waiting[queue].oldest_due),
             )
         )
     return found
 
 
 def _count(
-    layout: Layout, queues: Sequence[str], now: float, since: float
+    layout: Layout, queues: Sequence[str], now: float, since: float, waiting: dict[str, _Waiting]
 ) -> Flow[dict[str, dict[JobStatus, int]]]:
     """Every index's counts, added: a record is in one partition of one index, never two
     (one moving between partitions may be counted in both, or neither, for a moment)."""
@@ -102,6 +126,7 @@ def _count(
         # (which writes no ``phase``), or dead with its DLQ copy still owed.
         if not stored.expired(now):
             counts[stored.job.queue][stored.job.status] += 1
+            _note_waiting(waiting[stored.job.queue], stored)
     ended = [
         _Range(q, status, n, ended_list_pk(q, n, status))
         for q in queues
@@ -118,6 +143,15 @@ def _count(
         ]
         yield from _count_ranges(layout, previous, now, since, counts, _previous_page)
     return counts
+
+
+def _note_waiting(waiting: _Waiting, stored: Stored) -> None:
+    job = stored.job
+    if job.status in NOT_STARTED:
+        waiting.names[job.name] += 1
+    if job.status is JobStatus.QUEUED:
+        due = stored.run_at
+        waiting.oldest_due = due if waiting.oldest_due is None else min(waiting.oldest_due, due)
 
 
 def _count_open(

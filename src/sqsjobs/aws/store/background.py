@@ -1,10 +1,20 @@
-"""The store's background SQS work: batched deletes and handing back held messages.
+"""The store's background SQS work: batched deletes, handing back held messages, and
+the receives of cancelled claims.
 
-Both exist to save requests (``DeleteBuffer``, ``HeldMessages``) and both are safe to
-lose: a delete never sent means the message comes back once and claim discards it (its
-record is terminal); a held message never handed back becomes visible again when its
-visibility timeout ends. ``aclose``/``close`` still send what is pending, so a clean
-shutdown leaves nothing to come back.
+Deletes and held messages exist to save requests (``DeleteBuffer``, ``HeldMessages``)
+and both are safe to lose: a delete never sent means the message comes back once and
+claim discards it (its record is terminal); a held message never handed back becomes
+visible again when its visibility timeout ends. ``aclose``/``close`` still send what is
+pending, so a clean shutdown leaves nothing to come back.
+
+A receive cannot be taken back. SQS keeps a ``ReceiveMessage`` running after its client
+gave up on it (a cancelled task, a closed connection, an exited process) and hands it
+the messages that arrive meanwhile, hidden for the visibility timeout from everyone
+else: a job enqueued just after a worker stopped, or the one its drain released, would
+wait about 30 s. So a receive whose claim is cancelled runs on here (``uninterrupted``),
+and what it brings goes straight back to the queue (visibility 0, one batch), unclaimed.
+``wait_cut_short`` lets a stopping worker outlive those receives: a long poll's wait
+(``wait_time``, 20 s at most) bounds it.
 """
 
 from __future__ import annotations
@@ -25,6 +35,9 @@ from .held_messages import HOLD, HeldMessages
 _logger = logging.getLogger(LOGGER_NAME)
 
 DELETE_WINDOW = 0.5  # seconds finished jobs wait to share one DeleteMessageBatch
+# Beyond its wait, how long a cut-short receive may take to answer (the request's round
+# trip; SQS answers a long poll within a second of its WaitTimeSeconds).
+ANSWER_MARGIN = 5.0
 
 
 class DeleteBuffer:
@@ -63,6 +76,8 @@ class Background:
         self.held = HeldMessages()
         self._urls: dict[str, str] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
+        # The work cancelled claims left running, with when it should be over (monotonic).
+        self._cut_short: dict[asyncio.Future[Any], float] = {}
         self._delete_timer: asyncio.TimerHandle | None = None
         self._hold_timers: dict[str, asyncio.TimerHandle] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # the one the timers are on
@@ -134,10 +149,70 @@ class Background:
         if due is not None:
             self._schedule_expiry(queue, due)
 
-    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, coroutine: Coroutine[Any, Any, None], *, until: float | None = None) -> None:
+        """Run ``coroutine`` in the background; ``until`` (monotonic) marks it as work a
+        cancelled claim left, which ``wait_cut_short`` waits for until then."""
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if until is not None:
+            self._cut_short[task] = until
+            task.add_done_callback(self._forget_cut_short)
+
+    def _forget_cut_short(self, task: asyncio.Future[Any]) -> None:
+        self._cut_short.pop(task, None)
+
+    async def uninterrupted(
+        self, receive: Awaitable[list[Message]], url: str, wait: int
+    ) -> list[Message]:
+        """The messages of ``receive`` (a ``ReceiveMessage`` on ``url`` waiting up to
+        ``wait`` seconds); if the caller is cancelled first, the receive runs on and
+        whatever it brings is handed back to the queue at once."""
+        until = time.monotonic() + wait + ANSWER_MARGIN
+        task = asyncio.ensure_future(receive)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            self.spawn(self._hand_back_when_received(task, url), until=until)
+            raise
+
+    async def _hand_back_when_received(
+        self, receive: asyncio.Future[list[Message]], url: str
+    ) -> None:
+        try:
+            await asyncio.wait([receive])
+        except asyncio.CancelledError:
+            receive.cancel()  # the loop is ending: nothing can hand its messages back
+            raise
+        if receive.cancelled() or receive.exception() is not None:
+            return  # nothing received: nothing hidden
+        messages = receive.result()
+        if messages:
+            await self._drive(hand_back(url, messages))
+            _logger.info("Handed back %d message(s) a cancelled long poll received", len(messages))
+
+    async def wait_cut_short(self) -> None:
+        """Wait for the work cancelled claims left (their receives, the hand-back of what
+        those received, the release of jobs claimed meanwhile), each for as long as a
+        receive can take: a stopping worker calls this so nothing it received after its
+        stop began stays hidden."""
+        loop = asyncio.get_running_loop()
+        for task in [t for t in self._cut_short if t.get_loop() is not loop]:
+            del self._cut_short[task]  # its loop has ended, and the receive with it
+        if not self._cut_short:
+            return
+        longest = max(self._cut_short.values()) - time.monotonic()
+        _logger.info(
+            "Waiting up to %.0fs for %d cancelled long poll(s) to end: what SQS still "
+            "hands them goes back to the queue at once",
+            max(0.0, longest - ANSWER_MARGIN),
+            len(self._cut_short),
+        )
+        while self._cut_short:
+            left = max(self._cut_short.values()) - time.monotonic()
+            if left <= 0:
+                return  # the network is stuck: what those receives took comes back later
+            await asyncio.wait(list(self._cut_short), timeout=left)
 
     async def _drive(self, flow: Flow[None]) -> None:
         try:
@@ -161,5 +236,8 @@ class Background:
     async def aclose(self) -> None:
         for flow in self.leftovers():
             await self._drive(flow)
+        await self.wait_cut_short()
+        for task in list(self._cut_short):
+            task.cancel()  # past its time: its messages come back at their visibility timeout
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)

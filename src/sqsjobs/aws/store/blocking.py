@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING
 
 from ...core.models import Job
 from . import operations
+from .presence import SyncPresenceCalls
 from .state import StoreState
 
 if TYPE_CHECKING:
     from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
     from ...core.requests import EnqueueResult, JobFilter, JobPage
+    from ..flows.record_formats import RecordFormats, Scanned
     from ..flows.redrive import Progress
 
 
-class SqsSyncView:
+class SqsSyncView(SyncPresenceCalls):
     """``SyncJobStore`` over boto3, plus the operator calls (reconcile, retry, dead letters,
     redrive, stats) for the CLI and scripts."""
 
@@ -36,8 +38,8 @@ class SqsSyncView:
     def get(self, job_id: str, now: float) -> Job | None:
         return self._state.run_sync(operations.get_job(self._state, job_id, now))
 
-    def cancel(self, job_id: str, now: float) -> bool:
-        return self._state.run_sync(operations.cancel_job(self._state, job_id, now))
+    def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        return self._state.run_sync(operations.cancel_job(self._state, job_id, now, by))
 
     def reconcile(
         self, *, grace: float = 900.0, queues: Sequence[str] | None = None
@@ -45,9 +47,9 @@ class SqsSyncView:
         """Blocking twin of ``SqsJobStore.reconcile``."""
         return self._state.run_sync(operations.reconcile(self._state, grace, queues))
 
-    def retry(self, job_id: str, now: float) -> bool:
+    def retry(self, job_id: str, now: float, *, by: str | None = None) -> bool:
         """Blocking twin of ``SqsJobStore.retry``."""
-        return self._state.run_sync(operations.retry(self._state, job_id, now))
+        return self._state.run_sync(operations.retry(self._state, job_id, now, by))
 
     def dead_letters(
         self, queue: str | None = None, *, limit: int = 100, name: str | None = None
@@ -62,10 +64,11 @@ class SqsSyncView:
         limit: int | None = None,
         on_progress: Progress | None = None,
         name: str | None = None,
+        by: str | None = None,
     ) -> RedriveReport:
         """Blocking twin of ``SqsJobStore.redrive``."""
         return self._state.run_sync(
-            operations.redrive(self._state, queue, limit, on_progress, name)
+            operations.redrive(self._state, queue, limit, on_progress, name, by)
         )
 
     def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]:
@@ -75,6 +78,10 @@ class SqsSyncView:
     def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]:
         """Blocking twin of ``SqsJobStore.stats``."""
         return self._state.run_sync(operations.stats(self._state, queues))
+
+    def record_formats(self, *, on_page: Scanned | None = None) -> RecordFormats:
+        """Blocking twin of ``SqsJobStore.record_formats``."""
+        return self._state.run_sync(operations.record_formats(self._state, on_page))
 
     def describe(self, queue: str) -> None:
         """Learn ``queue``'s redrive policy (its DLQ) and retention, once."""

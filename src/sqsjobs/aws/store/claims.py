@@ -5,9 +5,13 @@ for and holds the rest (``background``); the Lambda handler claims the messages 
 event delivered. Both end in ``claim_messages``, which runs the claim flow, logs what
 it disposed of, and registers each claimed job's message in the shared ``DeliveryMap``.
 
-Claim is cancellation-safe: a long poll may be cancelled (unclaimed messages just come
-back); once messages are in hand, the claim step runs shielded, and if the caller was
-cancelled meanwhile, whatever it claimed is released (attempt not counted).
+Claim is cancellation-safe. A receive cancelled in flight is not over: SQS keeps the
+request running and hands it what arrives until its wait ends, hidden from everyone
+else for the visibility timeout. So the receive runs on in the background and what it
+brings goes straight back to the queue, unclaimed (``Background.uninterrupted``). Once
+messages are in hand, the claim step runs shielded, and if the caller was cancelled
+meanwhile, whatever it claimed is released (attempt not counted). A stopping worker
+waits for both (``SqsJobStore.wait_cancelled_claims``) before its process exits.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ T = TypeVar("T")
 _logger = logging.getLogger(LOGGER_NAME)
 
 CANCELLED_CLAIM = "claim was cancelled before its jobs were handed out"
+# How long a claim step cut short by a cancel may take to claim and release its jobs
+# (a DynamoDB write each way, and their retries) before a stop stops waiting for it.
+CLAIM_STEP_TIME = 10.0
 Release = Callable[[str, str, str, float], Awaitable[bool]]
 
 
@@ -118,7 +125,8 @@ class Claims:
         try:
             deliveries = await asyncio.shield(step)
         except asyncio.CancelledError:
-            self._background.spawn(self._release_claimed(step))
+            until = time.monotonic() + CLAIM_STEP_TIME
+            self._background.spawn(self._release_claimed(step), until=until)
             raise
         return [delivery.job for delivery in deliveries], True
 
@@ -140,11 +148,14 @@ class Claims:
         started = time.monotonic()
         url = layout.url(queue)
         visibility = self._state.visibility_of(queue)
-        if sqs.is_fifo(url):  # one job per group at a time: no hold (``flows.groups``)
-            messages = await self._run(receive_heads(url, limit, wait_seconds, visibility))
+        fifo = sqs.is_fifo(url)  # one job per group at a time: no hold (``flows.groups``)
+        if fifo:
+            flow = receive_heads(url, limit, wait_seconds, visibility)
         else:
             size = self._background.held.receive_size(source, limit, started)
-            messages = await self._run(receive(url, size, wait_seconds, visibility))
+            flow = receive(url, size, wait_seconds, visibility)
+        messages = await self._background.uninterrupted(self._run(flow), url, wait_seconds)
+        if not fifo:
             self._background.hold(source, url, messages[limit:])
         if wait_seconds:
             now += time.monotonic() - started

@@ -18,9 +18,11 @@ from ..wire.protocol import Flow
 from .state import StoreState
 
 if TYPE_CHECKING:
+    from ...core.presence import WorkerPresence
     from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
     from ...core.requests import EnqueueResult, JobFilter, JobPage
     from ..flows.put import PutEntry
+    from ..flows.record_formats import RecordFormats, Scanned
     from ..flows.redrive import Progress
 
 
@@ -42,10 +44,10 @@ def get_job(state: StoreState, job_id: str, now: float) -> Flow[Job | None]:
     return lookup.get(state.layout, job_id, now)
 
 
-def cancel_job(state: StoreState, job_id: str, now: float) -> Flow[bool]:
+def cancel_job(state: StoreState, job_id: str, now: float, by: str | None = None) -> Flow[bool]:
     from ..flows import lookup
 
-    return lookup.cancel(state.layout, job_id, now)
+    return lookup.cancel(state.layout, job_id, now, by)
 
 
 def list_jobs(
@@ -68,11 +70,11 @@ def reconcile(
     return (yield from reconcile(layout, names, state.clock(), grace))
 
 
-def retry(state: StoreState, job_id: str, now: float) -> Flow[bool]:
+def retry(state: StoreState, job_id: str, now: float, by: str | None = None) -> Flow[bool]:
     from ..flows.redrive import retry
 
     layout = yield from state.described(state.named(None))
-    return (yield from retry(layout, job_id, now))
+    return (yield from retry(layout, job_id, now, by))
 
 
 def dead_letters(
@@ -91,12 +93,13 @@ def redrive(
     limit: int | None,
     on_progress: Progress | None,
     name: str | None = None,
+    by: str | None = None,
 ) -> Flow[RedriveReport]:
     from ..flows.redrive import redrive
 
     names = state.named(None if queue is None else [queue])
     layout = yield from state.described(names)
-    return (yield from redrive(layout, names, state.clock(), limit, on_progress, name))
+    return (yield from redrive(layout, names, state.clock(), limit, on_progress, name, by))
 
 
 def dead_letter_depths(state: StoreState, queues: Sequence[str] | None) -> Flow[dict[str, int]]:
@@ -114,6 +117,12 @@ def stats(state: StoreState, queues: Sequence[str] | None) -> Flow[list[QueueSta
     yield from state.indexed()
     layout = yield from state.described(names)
     return (yield from stats(layout, names, state.clock()))
+
+
+def record_formats(state: StoreState, on_page: Scanned | None) -> Flow[RecordFormats]:
+    from ..flows.record_formats import record_formats
+
+    return record_formats(state.layout, state.clock(), on_page)
 
 
 def take_slot(
@@ -134,3 +143,21 @@ def free_slot(state: StoreState, key: str, slot: int, holder: str) -> Flow[bool]
     from ..flows import limits
 
     return limits.free_slot(state.layout, key, slot, holder)
+
+
+def put_presence(state: StoreState, presence: WorkerPresence) -> Flow[None]:
+    from ..flows import presence as flows
+
+    return flows.put_presence(state.layout, presence)
+
+
+def end_presence(state: StoreState, worker_id: str, now: float) -> Flow[None]:
+    from ..flows import presence as flows
+
+    return flows.end_presence(state.layout, worker_id, now)
+
+
+def presences(state: StoreState, now: float) -> Flow[list[WorkerPresence]]:
+    from ..flows import presence as flows
+
+    return flows.presences(state.layout.table, now)

@@ -36,11 +36,13 @@ from .background import Background
 from .blocking import SqsSyncView
 from .claims import CANCELLED_CLAIM, Claims
 from .config import StoreSettings
+from .presence import PresenceCalls
 from .state import StoreState
 
 if TYPE_CHECKING:
     from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
     from ...core.requests import EnqueueResult, JobFilter, JobPage
+    from ..flows.record_formats import RecordFormats, Scanned
     from ..flows.redrive import Progress
 
 __all__ = ["CANCELLED_CLAIM", "SqsJobStore"]
@@ -58,7 +60,7 @@ class Mode(NamedTuple):
     delete_on_complete: bool = True  # Lambda deletes the messages it is not told of
 
 
-class SqsJobStore:
+class SqsJobStore(PresenceCalls):
     """Jobs in SQS + DynamoDB: durable, shared by any number of producers and workers.
 
     See ``docs/aws-store.md`` for the table layout, the message schema and the request
@@ -222,8 +224,8 @@ class SqsJobStore:
     async def get(self, job_id: str, now: float) -> Job | None:
         return await self._run(operations.get_job(self._state, job_id, now))
 
-    async def cancel(self, job_id: str, now: float) -> bool:
-        return await self._run(operations.cancel_job(self._state, job_id, now))
+    async def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        return await self._run(operations.cancel_job(self._state, job_id, now, by))
 
     # -- claiming and after a claim ------------------------------------------------------
 
@@ -247,8 +249,8 @@ class SqsJobStore:
     async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
         text = None if result is None else dump_json(plain_json(result, "result"))
         delivery = self._state.deliveries.get(job_id, lease_token)
-        queue = None if delivery is None else delivery.job.queue
-        flow = settle.complete(self._state.layout, job_id, lease_token, now, text, queue)
+        claimed = None if delivery is None else delivery.job
+        flow = settle.complete(self._state.layout, job_id, lease_token, now, text, claimed)
         done = await self._run(flow)
         delivery = self._state.deliveries.pop(job_id, lease_token)
         if done and delivery is not None and self._mode.delete_on_complete:
@@ -316,12 +318,12 @@ class SqsJobStore:
         """Re-send lost messages, dead-letter redriven jobs; see ``flows.reconcile``."""
         return await self._run(operations.reconcile(self._state, grace, queues))
 
-    async def retry(self, job_id: str, now: float) -> bool:
+    async def retry(self, job_id: str, now: float, *, by: str | None = None) -> bool:
         """Run a dead job again (attempts reset); False if unknown, expired or not dead.
 
         Its copies in the dead-letter queue are removed (see ``flows.redrive``).
         """
-        return await self._run(operations.retry(self._state, job_id, now))
+        return await self._run(operations.retry(self._state, job_id, now, by))
 
     async def dead_letters(
         self, queue: str | None = None, *, limit: int = 100, name: str | None = None
@@ -336,9 +338,11 @@ class SqsJobStore:
         limit: int | None = None,
         on_progress: Progress | None = None,
         name: str | None = None,
+        by: str | None = None,
     ) -> RedriveReport:
         """Send the jobs in the DLQs back to their queues; see ``flows.redrive``."""
-        return await self._run(operations.redrive(self._state, queue, limit, on_progress, name))
+        flow = operations.redrive(self._state, queue, limit, on_progress, name, by)
+        return await self._run(flow)
 
     async def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]:
         """Messages visible in each queue's DLQ, from SQS alone; see ``flows.stats``."""
@@ -348,12 +352,21 @@ class SqsJobStore:
         """Per queue: jobs by status and SQS depths; see ``flows.stats``."""
         return await self._run(operations.stats(self._state, queues))
 
+    async def record_formats(self, *, on_page: Scanned | None = None) -> RecordFormats:
+        """Records by format and how long they stay: a table scan (``flows.record_formats``)."""
+        return await self._run(operations.record_formats(self._state, on_page))
+
     effective_delay = staticmethod(sqs.effective_delay)  # whole seconds of visibility
 
     # -- closing -------------------------------------------------------------------------
 
+    async def wait_cancelled_claims(self) -> None:
+        """Wait (``wait_time`` at most) for the receives of cancelled claims: SQS runs them
+        on, and what they get goes back to the queue (``claims``). A worker's stop calls it."""
+        await self._background.wait_cut_short()
+
     async def aclose(self) -> None:
-        """Send pending deletes, hand back held messages, close every client."""
+        """Send pending deletes, hand back held messages (and cancelled claims'), close clients."""
         await self._background.aclose()
         await self._transport.aclose()
         self._state.boto.close()

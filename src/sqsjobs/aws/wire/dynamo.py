@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.lifecycle import DELAYED, QUEUED, RUNNING
 from ...core.models import JobStatus
-from .conditions import CLAIMABLE, MAY_HEARTBEAT, attribute_names
+from .conditions import MAY_HEARTBEAT, TAKE_OVER, WAITING_CLAIMABLE, attribute_names
+from .entries import Noted, note
 from .index_keys import IndexedTable, home, index_pk, phase, shard
 from .items import Attributes, job_key, number, text
 from .protocol import Call
@@ -120,11 +121,14 @@ def claim(
     token: str,
     now: float,
     skew: float,
+    over: tuple[str, Noted] | None = None,
 ) -> Call:
     """Lease the job to ``worker_id`` for the lease *of record* (``lease_until = now + lease``).
 
     The lease is never taken from the message: whoever may send to the queue could
-    otherwise shorten a run's lease to nothing.
+    otherwise shorten a run's lease to nothing. A claim takes a waiting job; ``over``
+    (the token whose lease ran out, and the history entry that says so) takes over a
+    running one whose lease is over with attempts left, as a claim refused by it found.
     """
     sets, values = status_change(table, job_id, RUNNING, now)
     sets |= {
@@ -133,14 +137,22 @@ def claim(
         "lease_token": ":token",
         "lease_until": "#lease + :now",
     }
-    values |= statuses(QUEUED, DELAYED, RUNNING) | {
+    values |= {
         ":one": number(1),
         ":worker": text(worker_id),
         ":token": text(token),
         ":queue": text(queue),
-        ":expired_before": number(now - skew),
     }
-    condition = f"#queue = :queue AND ({CLAIMABLE})"
+    if over is None:
+        values |= statuses(QUEUED, DELAYED)
+        condition = f"#queue = :queue AND ({WAITING_CLAIMABLE})"
+    else:
+        values |= statuses(RUNNING) | {
+            ":old_token": text(over[0]),
+            ":expired_before": number(now - skew),
+        }
+        condition = f"#queue = :queue AND {TAKE_OVER}"
+        note(sets, values, over[1])
     return update(table.name, job_id, sets=sets, condition=condition, values=values, returns=True)
 
 

@@ -41,6 +41,7 @@ from ...core.models import Job, JobStatus
 from ...core.text import safe_line
 from ...core.times import epoch, utc, utc_or_none
 from ...core.validation import dump_json
+from .entries import history_of
 from .index_keys import OPEN, index_pk, index_sk, list_pk, list_sk, shard
 from .traces import unpacked_trace
 
@@ -272,6 +273,7 @@ def readable(item: Attributes, operation: str) -> Stored:
 
 def stored_from_item(item: Attributes) -> Stored:
     """Decode an item written by this module (raises ``KeyError``/``ValueError`` if not)."""
+    history, history_count = history_of(item)  # none on records of earlier releases
     job = Job.model_construct(
         id=_s(item, "id"),
         queue=_s(item, "queue"),
@@ -298,6 +300,8 @@ def stored_from_item(item: Attributes) -> Stored:
         group=_opt_s(item, "group"),  # absent on records written before groups
         trace_context=json.loads(item["trace_context"]["S"]) if "trace_context" in item else None,
         last_traceback=unpacked_trace(item, _opt_s(item, "last_error")),
+        history=history,
+        history_count=history_count,
     )
     return Stored(
         job,

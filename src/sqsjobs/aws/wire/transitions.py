@@ -20,6 +20,7 @@ from ...core.lifecycle import CANCELLABLE, DEAD, QUEUED, RUNNING
 from ...core.models import JobStatus
 from .conditions import ABANDONED, HOLDS_LEASE, LEASE_ENDED_ON_LAST_ATTEMPT, REVIVABLE
 from .dynamo import status_change, statuses, update
+from .entries import Noted, note
 from .index_keys import OPEN, IndexedTable, home, phase
 from .items import number, text
 from .protocol import Call
@@ -52,9 +53,11 @@ def expire_lease(
     expires_at: float,
     *,
     copy: bool = False,
+    noted: Noted | None = None,
 ) -> Call:
     """Dead-letter a job (its id and queue) whose lease (``token``) ended on its final
-    attempt. ``copy``: its message goes to a DLQ next (``COPY_DUE`` until ``copied``).
+    attempt. ``copy``: its message goes to a DLQ next (``COPY_DUE`` until ``copied``);
+    ``noted``: the history entry this write adds (``entries``), here and below.
     """
     job_id, queue = job
     sets, values = status_change(table, job_id, DEAD, now, queue=queue)
@@ -67,6 +70,7 @@ def expire_lease(
         ":token": text(token),
         ":expires_at": number(expires_at),
     }
+    note(sets, values, noted)
     return update(
         table.name,
         job_id,
@@ -85,6 +89,7 @@ def complete(
     now: float,
     result: str | None,
     expires_at: float,
+    noted: Noted | None = None,
 ) -> Call:
     """The run under ``token`` succeeded: ``job`` is its id and queue."""
     job_id, queue = job
@@ -97,6 +102,7 @@ def complete(
     else:
         sets["result"] = ":result"
         values[":result"] = text(result)
+    note(sets, values, noted)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
@@ -110,12 +116,14 @@ def retry(
     status: JobStatus,
     run_at: float,
     now: float,
+    noted: Noted | None = None,
 ) -> Call:
     """``after_failure`` chose to retry: waiting again under ``status`` until ``run_at``."""
     sets, values = status_change(table, job_id, status, now)
     sets["run_at"] = ":run_at"
     remove = error_write(sets, values, LEASE_FIELDS, error)
     values |= statuses(RUNNING) | {":token": text(token), ":run_at": number(run_at)}
+    note(sets, values, noted)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
@@ -130,6 +138,7 @@ def dead(
     expires_at: float,
     *,
     copy: bool = False,
+    noted: Noted | None = None,
 ) -> Call:
     """A failure with no retry left (``job``: its id and queue); ``copy``: its DLQ copy
     is sent next (``COPY_DUE``)."""
@@ -140,12 +149,21 @@ def dead(
     if copy:
         _copy_due(sets, values, now)
     values |= statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
+    note(sets, values, noted)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
 
 
-def release(table: IndexedTable, job_id: str, token: str, error: str, now: float, due: Due) -> Call:
+def release(
+    table: IndexedTable,
+    job_id: str,
+    token: str,
+    error: str,
+    now: float,
+    due: Due,
+    noted: Noted | None = None,
+) -> Call:
     """Queued again, or delayed (a deferred start): ``due`` is ``after_release``'s status
     and ``run_at``; the interrupted or deferred attempt is not counted."""
     status, run_at = due
@@ -157,13 +175,20 @@ def release(table: IndexedTable, job_id: str, token: str, error: str, now: float
         ":one": number(1),
         ":run_at": number(run_at),
     }
+    note(sets, values, noted)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
 
 
 def cancel(
-    table: IndexedTable, job_id: str, now: float, expires_at: float, *, queue: str | None = None
+    table: IndexedTable,
+    job_id: str,
+    now: float,
+    expires_at: float,
+    *,
+    queue: str | None = None,
+    noted: Noted | None = None,
 ) -> Call:
     """Cancel a waiting job; its ``queue``, when known, lets the entry move (format 3)."""
     sets, values = status_change(table, job_id, JobStatus.CANCELLED, now, queue=queue)
@@ -171,6 +196,7 @@ def cancel(
     cancellable = sorted(CANCELLABLE)
     values |= statuses(*cancellable) | {":expires_at": number(expires_at)}
     condition = f"#status IN ({', '.join(f':{s.value}' for s in cancellable)})"
+    note(sets, values, noted)
     return update(
         table.name, job_id, sets=sets, condition=condition, values=values, remove=LEASE_FIELDS
     )
@@ -183,6 +209,7 @@ def abandoned_dead(
     now: float,
     skew: float,
     expires_at: float,
+    noted: Noted | None = None,
 ) -> Call:
     """Dead-letter a job whose runs kept dying: its message reached the DLQ by redrive.
 
@@ -198,6 +225,7 @@ def abandoned_dead(
         ":expires_at": number(expires_at),
         ":expired_before": number(now - skew),
     }
+    note(sets, values, noted)
     return update(
         table.name,
         job_id,
@@ -232,7 +260,13 @@ def copied(table: IndexedTable, job: tuple[str, str], due: float) -> Call:
     )
 
 
-def revive(table: IndexedTable, job: tuple[str, str], queues: Sequence[str], now: float) -> Call:
+def revive(
+    table: IndexedTable,
+    job: tuple[str, str],
+    queues: Sequence[str],
+    now: float,
+    noted: Noted | None = None,
+) -> Call:
     """Run a dead job (its id and queue) again: queued now, attempts reset, retention and
     lease cleared.
 
@@ -246,6 +280,7 @@ def revive(table: IndexedTable, job: tuple[str, str], queues: Sequence[str], now
     values |= statuses(DEAD) | {":zero": number(0)}
     values |= {name: text(queue) for name, queue in zip(names, queues, strict=True)}
     condition = f"{REVIVABLE} AND #queue IN ({', '.join(names)})"
+    note(sets, values, noted)
     return update(
         table.name,
         job_id,

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ...core.lifecycle import COMPLETED, DEAD, TERMINAL
+from ...core import history
+from ...core.attention import duration
+from ...core.history import HistoryEntry
+from ...core.lifecycle import COMPLETED, DEAD, DELAYED, QUEUED, TERMINAL
 from ...core.models import Job, JobStatus
 from ...core.times import epoch
 
@@ -86,16 +89,18 @@ def counts(jobs: Iterable[Job]) -> dict[str, dict[JobStatus, int]]:
     }
 
 
+def waiting_names(jobs: Iterable[Job]) -> dict[str, Counter[str]]:
+    """Per queue: the jobs not started yet (queued or delayed), by job name."""
+    tallies: dict[str, Counter[str]] = {}
+    for job in jobs:
+        if job.status in (QUEUED, DELAYED):
+            tallies.setdefault(job.queue, Counter())[job.name] += 1
+    return tallies
+
+
 def age(seconds: float) -> str:
     """A duration the way a person reads it at a glance: ``42s``, ``7m 03s``, ``3h 05m``."""
-    whole = max(0, int(seconds))
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m {whole % 60:02d}s"
-    if whole < 86_400:
-        return f"{whole // 3600}h {whole // 60 % 60:02d}m"
-    return f"{whole // 86_400}d {whole // 3600 % 24:02d}h"
+    return duration(seconds)
 
 
 def relative(at: datetime | None, now: float) -> str:
@@ -138,6 +143,15 @@ def timeline(job: Job) -> list[Moment]:
     if job.completed_at is not None:
         moments.append(Moment("completed", job.completed_at))
     return sorted(moments, key=lambda moment: moment.at)
+
+
+def revival(job: Job) -> HistoryEntry | None:
+    """The operator's latest retry or redrive of ``job`` while it runs again from it (not
+    dead again): the record is back to 0 attempts with its old error, and this says why."""
+    if job.status is DEAD:
+        return None
+    revived = [entry for entry in job.history if entry.kind in (history.RETRY, history.REDRIVE)]
+    return revived[-1] if revived else None
 
 
 def status_totals(per_queue: Mapping[str, Mapping[JobStatus, int]]) -> dict[JobStatus, int]:

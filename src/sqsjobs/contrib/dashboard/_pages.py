@@ -17,7 +17,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
+from ...core.attention import LONG_WAIT
 from ...core.errors import JobConfigError
+from ...core.history import summary
 from ...core.lifecycle import CANCELLABLE, DEAD
 from ...core.models import JobStatus
 from ...core.requests import JobFilter, ended_only
@@ -155,7 +157,9 @@ async def overview(request: Request) -> Response:
         found, read_at = source.last_overview
         failure = {"failure": _explained(error), "stale_for": source.clock() - read_at}
     totals = figures.status_totals({queue.queue: queue.counts for queue in found.queues})
-    return _render(request, "overview.html", overview=found, totals=totals, **failure)
+    return _render(
+        request, "overview.html", overview=found, totals=totals, long_wait=LONG_WAIT, **failure
+    )
 
 
 def _unreadable(request: Request, error: Exception) -> Response:
@@ -217,7 +221,14 @@ async def job_detail(request: Request) -> Response:
         return _unreadable(request, error)
     if job is None:
         return _render(request, "missing.html", 404, job_id=job_id)
-    return _render(request, "job.html", job=job, timeline=figures.timeline(job))
+    return _render(
+        request,
+        "job.html",
+        job=job,
+        timeline=figures.timeline(job),
+        said=summary,  # an entry of its history, in the words ``jobs show`` uses
+        revived=figures.revival(job),
+    )
 
 
 async def _checked_form(request: Request) -> dict[str, str] | None:

@@ -18,8 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...core.lifecycle import LEASE_EXPIRED_ERROR, STOPPING_ERROR
-from ...worker.run import CUTOFF_ERROR
+from ...core.lifecycle import CUTOFF_ERROR, LEASE_EXPIRED_ERROR, STOPPING_ERROR
 
 ErrorRedactor = Callable[[str], str]
 

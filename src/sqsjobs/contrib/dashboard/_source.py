@@ -14,22 +14,29 @@ must change nothing. The dead-letter page lists dead *records* and SQS's depth.
 Actions are the stores' operator calls: ``cancel`` (every store), ``retry`` (revive a
 dead job) and ``redrive`` (every dead job of a queue, by handler name if asked: from the
 DLQs on ``SqsJobStore``, from the dead records on ``MemoryJobStore``). Which a store has
-is read from the SPI's capability protocols (``sqsjobs.core.store``), nothing else.
+is read from the SPI's capability protocols (``sqsjobs.core.store``), nothing else. Each
+names the dashboard (``ACTOR``) in the history of the jobs it acts on, where the store's
+call takes ``by`` (``core.history.acting``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ...core import presence
+from ...core.attention import QueueHealth, reasons
 from ...core.cursor import encode_cursor
+from ...core.history import acting
 from ...core.lifecycle import COMPLETED, DEAD, QUEUED
 from ...core.models import Job, JobStatus
 from ...core.requests import JobFilter, JobPage
 from ...core.store import (
     DepthStore,
     JobStore,
+    PresenceStore,
     RedriveStore,
     RetryStore,
     RoutedStore,
@@ -40,8 +47,10 @@ from . import _figures as figures
 from ._shared import Shared
 
 if TYPE_CHECKING:
+    from ...core.presence import WorkerPresence
     from ...core.reports import QueueStats
 
+ACTOR = "dashboard"  # who acted, as a job's history says
 SCAN_PAGE = 1000  # the stores' largest page
 SCAN_LIMIT = 5000  # records one overview reads at most
 # How often the throughput's records are read again, at the least: its buckets are five
@@ -64,8 +73,11 @@ class QueueSummary:
     queue: str
     counts: Mapping[JobStatus, int]
     depths: Depths | None  # None: the store has no SQS queues
-    oldest_waiting: float | None  # seconds since the oldest queued job was due
+    oldest_waiting: float | None  # seconds since the queued job due first was due
     throughput: figures.Throughput
+    workers: int | None = None  # alive workers serving it; None: the store keeps no presence
+    last_claim_at: datetime | None = None  # when one of them last claimed from it
+    reasons: tuple[str, ...] = ()  # what needs attention (``core.attention``)
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,7 @@ class Overview:
     queues: list[QueueSummary]
     scanned: int  # records read to compute what the store does not count
     complete: bool  # False: the read stopped at SCAN_LIMIT, so figures are partial
+    attention: list[str] = field(default_factory=list)  # every queue's reasons, in order
 
 
 class JobSource:
@@ -132,17 +145,34 @@ class JobSource:
         )
         depths = {found.queue: _depths(found) for found in stats}
         queues = sorted(set(await self.queue_names(records)) | set(counts))
-        summaries = [
-            QueueSummary(
+        serving = await self._serving(stats, records, now)
+        summaries = []
+        for queue in queues:
+            queue_counts = counts.get(queue, {status: 0 for status in JobStatus})
+            served = serving.get(queue) or _Served(await self._oldest_waiting(queue, now))
+            depth = depths.get(queue)
+            health = QueueHealth(
                 queue,
-                counts.get(queue, {status: 0 for status in JobStatus}),
-                depths.get(queue),
-                await self._oldest_waiting(queue, now),
-                rates.get(queue, figures.Throughput()),
+                queue_counts.get(QUEUED, 0),
+                served.workers,
+                served.oldest_waiting,
+                None if depth is None else depth.dead_letter_messages,
+                served.unserved,
             )
-            for queue in queues
-        ]
-        found = Overview(summaries, len(records), complete)
+            summaries.append(
+                QueueSummary(
+                    queue,
+                    queue_counts,
+                    depth,
+                    served.oldest_waiting,
+                    rates.get(queue, figures.Throughput()),
+                    served.workers,
+                    served.last_claim_at,
+                    tuple(reasons(health)),
+                )
+            )
+        attention = [reason for summary in summaries for reason in summary.reasons]
+        found = Overview(summaries, len(records), complete, attention)
         self.last_overview = (found, now)
         return found
 
@@ -164,6 +194,26 @@ class JobSource:
             return await self.store.stats()
         return []
 
+    async def _serving(
+        self, stats: list[QueueStats], records: list[Job], now: float
+    ) -> dict[str, _Served]:
+        """Per queue, who serves it and how long its work has waited: from ``stats``
+        where the store counts (its presence records read there, the waiting names from
+        the open records), else from the presence records and the records scanned.
+        A queue left out is for ``_oldest_waiting`` to fill in."""
+        if stats:
+            return {found.queue: _served_by(found, now) for found in stats}
+        if not isinstance(self.store, PresenceStore):
+            return {}
+        alive = await self.store.presences(now)
+        names = figures.waiting_names(records)
+        return {
+            queue: _served(
+                alive, queue, names.get(queue, {}), await self._oldest_waiting(queue, now)
+            )
+            for queue in set(await self.queue_names(records)) | {q for p in alive for q in p.queues}
+        }
+
     async def _oldest_waiting(self, queue: str, now: float) -> float | None:
         page = await self.store.list(
             JobFilter(queue=queue, statuses=frozenset({QUEUED})), 1, None, now
@@ -179,14 +229,14 @@ class JobSource:
     async def cancel(self, job_id: str) -> bool:
         self.shared.forget()
         self.sampled.forget()
-        return await self.store.cancel(job_id, self.clock())
+        return await acting(self.store.cancel, job_id, self.clock(), by=ACTOR)
 
     async def retry(self, job_id: str) -> bool:
         if not isinstance(self.store, RetryStore):
             return False
         self.shared.forget()
         self.sampled.forget()
-        return await self.store.retry(job_id, self.clock())
+        return await acting(self.store.retry, job_id, self.clock(), by=ACTOR)
 
     async def redrive(self, queue: str | None, name: str | None) -> int:
         """Send dead jobs back to their queues; how many went back."""
@@ -194,8 +244,40 @@ class JobSource:
             return 0
         self.shared.forget()
         self.sampled.forget()
-        report = await self.store.redrive(queue, name=name)
+        report = await acting(self.store.redrive, queue, name=name, by=ACTOR)
         return report.redriven
+
+
+@dataclass(frozen=True)
+class _Served:
+    """Who serves a queue, as the overview says it."""
+
+    oldest_waiting: float | None
+    workers: int | None = None
+    last_claim_at: datetime | None = None
+    unserved: Mapping[str, int] = field(default_factory=dict)
+
+
+def _served_by(found: QueueStats, now: float) -> _Served:
+    oldest = found.oldest_queued_at
+    return _Served(
+        None if oldest is None else max(0.0, now - epoch(oldest)),
+        found.workers,
+        found.last_claim_at,
+        found.unserved_names,
+    )
+
+
+def _served(
+    alive: list[WorkerPresence], queue: str, waiting: Mapping[str, int], oldest: float | None
+) -> _Served:
+    served = presence.served_names(alive, queue)
+    return _Served(
+        oldest,
+        len(presence.serving(alive, queue)),
+        presence.last_claim(alive, queue),
+        {name: count for name, count in waiting.items() if name not in served},
+    )
 
 
 def _depths(found: QueueStats) -> Depths:
