@@ -191,7 +191,8 @@ def test_only_the_worker_opens_its_store_with_botocore_s_patient_policy(
         assert operator._state.endpoint.client_options()["retries"]["total_max_attempts"] == 2
         assert "connect_timeout" not in worker._state.endpoint.client_options()
         assert worker._state.endpoint.client_options()["retries"]["total_max_attempts"] == 5
-    assert "config.open(patient=True)" in inspect.getsource(_worker.serve)
+    opened = "config.open(patient=True, wait_time=options.wait_time)"
+    assert opened in inspect.getsource(_worker.serve)
 
 
 def test_the_client_policy_is_checked() -> None:
