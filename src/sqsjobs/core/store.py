@@ -107,6 +107,15 @@ class LimitStore(Protocol):
 
 
 @runtime_checkable
+class CancelledClaimsStore(Protocol):
+    """A store whose claims can outlive their caller: SQS runs a cancelled long poll on
+    until its wait ends. A stopping worker waits for what those polls bring to be handed
+    back (``worker.drain``); a store that waits in-process has nothing to wait for."""
+
+    async def wait_cancelled_claims(self) -> None: ...
+
+
+@runtime_checkable
 class SteppedDelayStore(Protocol):
     """A store whose delays come in steps: SQS hides a message for whole seconds, so a
     retry asked for 0.02 s comes back a second later. What the worker logs is this."""

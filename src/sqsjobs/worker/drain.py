@@ -25,12 +25,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.errors import describe_error
 from ..core.lifecycle import STOPPING_ERROR
-from ..core.store import JobStore
+from ..core.store import CancelledClaimsStore, JobStore
 from ..observe.log import Event
 from .run import JobRun, Outcome
 
@@ -69,9 +69,8 @@ async def drain(
 async def cancelled_claims_ended(store: JobStore) -> None:
     """Wait for the receives of the claims a stop cancelled, on a store that has any
     (``SqsJobStore``); a store that waits in-process (``MemoryJobStore``) has none."""
-    wait: Callable[[], Awaitable[None]] | None = getattr(store, "wait_cancelled_claims", None)
-    if wait is not None:
-        await wait()
+    if isinstance(store, CancelledClaimsStore):
+        await store.wait_cancelled_claims()
 
 
 async def _end_runs(
