@@ -392,9 +392,13 @@ def test_dead_is_an_update_a_dlq_copy_a_delete_and_the_copy_confirmed() -> None:
         "update_item",
     ]
     assert aws.calls[1].params["QueueUrl"] == DLQ
-    assert aws.calls[1].params["Entries"][0]["MessageAttributes"] == {
-        "sqsjobs.copy": {"DataType": "String", "StringValue": "dead-letter"}
+    marks = aws.calls[1].params["Entries"][0]["MessageAttributes"]
+    key = aws.calls[0].params["ExpressionAttributeValues"][":revive_key"]["S"]
+    assert marks == {
+        "sqsjobs.copy": {"DataType": "String", "StringValue": "dead-letter"},
+        "sqsjobs.revive": {"DataType": "String", "StringValue": key},  # the record's key
     }
+    assert len(key) == 32 and key != "0" * 32
 
 
 def test_a_dead_letter_copy_the_dlq_refused_is_left_owed_and_the_message_kept() -> None:

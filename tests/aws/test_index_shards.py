@@ -238,8 +238,10 @@ def test_from_record_format_3_a_job_s_end_and_revival_move_its_entry() -> None:
         dynamo.claim(table, job_id, "mail", "w", "tok", now, 2.0),
         transitions.retry(table, job_id, "tok", "e", JobStatus.DELAYED, now + 5, now),
         transitions.release(table, job_id, "tok", "e", now, (JobStatus.QUEUED, now)),
-        transitions.dead(table, job, "tok", "boom", now, now + 60, copy=True),  # its copy owed
-        transitions.expire_lease(table, job, "tok", "lease", now, 2.0, now + 60, copy=True),
+        transitions.dead(
+            table, job, "tok", "boom", now, now + 60, copy_key="k" * 32
+        ),  # its copy owed
+        transitions.expire_lease(table, job, "tok", "lease", now, 2.0, now + 60, copy_key="k" * 32),
     ]
     for call in staying:
         assert ":list_pk" not in call.params["ExpressionAttributeValues"]

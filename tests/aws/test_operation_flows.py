@@ -14,6 +14,7 @@ from sqsjobs.aws.flows import reconcile as _reconcile
 from sqsjobs.aws.flows import redrive as _operations
 from sqsjobs.aws.flows import stats as _stats
 from sqsjobs.aws.wire import sqs as _sqs
+from sqsjobs.aws.wire.copy_marks import copy_mark
 from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS, list_sk
 from sqsjobs.aws.wire.layout import Layout
 from sqsjobs.aws.wire.protocol import AwsError, drive
@@ -247,7 +248,7 @@ def test_an_abandoned_run_is_recorded_dead_then_revived() -> None:
 def copied(*bodies: str, receive_count: int) -> dict[str, Any]:
     """A receive of copies the store itself sent to the DLQ (marked as such)."""
     reply = received(*bodies, receive_count=receive_count)
-    mark = {_sqs.COPY_ATTRIBUTE: {"DataType": "String", "StringValue": _sqs.DEAD_LETTER_COPY}}
+    mark = copy_mark(None)
     for message in reply["Messages"]:
         message["MessageAttributes"] = mark
     return reply

@@ -1,4 +1,8 @@
-"""``sqsjobs jobs retry`` and ``sqsjobs dlq list|redrive``: dead jobs, seen and run again."""
+"""``sqsjobs jobs retry`` and ``sqsjobs dlq list --peek|redrive``: dead jobs, seen and run again.
+
+The messages themselves (receive counts, foreign bodies) are what ``--peek`` shows; the
+default listing, from the records, is ``test_dlq_list``'s.
+"""
 
 from __future__ import annotations
 
@@ -77,7 +81,7 @@ async def test_retry_queues_a_dead_job_again_then_refuses(cli_env: Env, store: S
     await complete(store, job_id)
 
 
-async def test_dlq_list_shows_dead_jobs_and_foreign_messages(
+async def test_dlq_list_peek_shows_dead_jobs_and_foreign_messages(
     cli_env: Env, store: SqsJobStore, sqs: Any
 ) -> None:
     job_id = await dead_job(store)
@@ -86,8 +90,9 @@ async def test_dlq_list_shows_dead_jobs_and_foreign_messages(
     gone = json.dumps({"v": 1, "id": "f" * 32, "queue": "default", "lease": 30})
     sqs.send_message(QueueUrl=dead_letters_url, MessageBody=gone)
 
-    result = invoke(cli_env, "dlq", "list")
+    result = invoke(cli_env, "dlq", "list", "--peek")
     assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("Peeking receives each dead-letter message")
     assert "Dead letters of every queue (3)" in result.stdout
     found = {row["job"][:7]: row for row in rows(result.stdout)}
     assert found[job_id[:7]] == {
@@ -105,7 +110,7 @@ async def test_dlq_list_shows_dead_jobs_and_foreign_messages(
     header = next(line for line in result.stdout.splitlines() if line.startswith("┃ queue"))
     assert re.match(r"┃ queue +┃ job id +┃ name +┃ status +┃ attempts +┃ receives +┃", header)
 
-    first = invoke(cli_env, "dlq", "list", "--limit", "1", "--queue", "default")
+    first = invoke(cli_env, "dlq", "list", "--peek", "--limit", "1", "--queue", "default")
     assert len(rows(first.stdout)) == 1
     assert "raise --limit" in first.stdout
 
@@ -127,13 +132,14 @@ async def test_dlq_redrive_sends_the_job_back_and_a_worker_completes_it(
     job = SyncJobQueue(store).get(job_id)
     assert job is not None and (job.status, job.attempts) == (JobStatus.QUEUED, 0)
     await complete(store, job_id)
-    [left] = rows(invoke(cli_env, "dlq", "list").stdout)
+    [left] = rows(invoke(cli_env, "dlq", "list", "--peek").stdout)
     assert left["job"].startswith("message ")
 
 
 def test_bad_queues_and_limits_are_bad_usage(cli_env: Env) -> None:
     for args in (
         ["dlq", "list", "--queue", "nowhere"],
+        ["dlq", "list", "--peek", "--queue", "nowhere"],
         ["dlq", "redrive", "--queue", "nowhere"],
         ["dlq", "redrive", "--limit", "0"],
         ["dlq", "list", "--limit", "1001"],
@@ -141,5 +147,6 @@ def test_bad_queues_and_limits_are_bad_usage(cli_env: Env) -> None:
         result = invoke(cli_env, *args)
         assert result.exit_code == 2, (args, result.output)
         assert "Error: " in result.stderr, result.stderr
-    nowhere = invoke(cli_env, "dlq", "list", "--queue", "nowhere")
-    assert "Queue 'nowhere' has no SQS queue in this store" in nowhere.stderr
+    for peek in ([], ["--peek"]):
+        nowhere = invoke(cli_env, "dlq", "list", *peek, "--queue", "nowhere")
+        assert "Queue 'nowhere' has no SQS queue in this store" in nowhere.stderr

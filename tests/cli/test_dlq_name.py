@@ -1,7 +1,7 @@
 """``dlq list --name`` and ``dlq redrive --name``: one handler's dead jobs, the rest left alone.
 
 Run as an operator runs them, in a process against the emulator; the redrive's leftovers
-must be visible again at once, so the listing right after it sees every one of them.
+must be visible again at once, so the peek right after it sees every one of them.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def sqsjobs(env: Env, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def listed(env: Env, *args: str) -> dict[str | None, str | None]:
+    """``dlq list --json``: job (or message) id -> handler name; ``--peek`` among ``args``
+    lists the DLQ's messages rather than the dead jobs' records."""
     result = sqsjobs(env, "dlq", "list", "--json", *args)
     assert result.returncode == 0, result.stderr
     letters: list[dict[str, Any]] = json.loads(result.stdout)
@@ -75,7 +77,8 @@ async def test_list_and_redrive_by_name_leave_the_other_handler_s_messages(
     assert (
         list(listed(cli_env, "--name", "order.ship", "--limit", "2").values()) == ["order.ship"] * 2
     )
-    everything = listed(cli_env)
+    assert listed(cli_env) == made  # the records: every dead job, no foreign message
+    everything = listed(cli_env, "--peek")
     assert len(everything) == 6 and None in everything.values()
 
     result = sqsjobs(cli_env, "dlq", "redrive", "--name", "order.ship")
@@ -86,9 +89,10 @@ async def test_list_and_redrive_by_name_leave_the_other_handler_s_messages(
         "not of order.ship, left there too\n"
     )
     # At once, with no wait for a visibility timeout: the others are all there.
-    left = listed(cli_env)
+    left = listed(cli_env, "--peek")
     assert set(left) - charges == {next(k for k, v in everything.items() if v is None)}
     assert charges <= set(left)
+    assert listed(cli_env) == {job_id: made[job_id] for job_id in charges}  # the rest queued
     jobs = SyncJobQueue(store)
     for job_id in made:
         job = jobs.get(job_id)
@@ -116,7 +120,7 @@ async def test_the_store_redrives_one_handler_s_jobs(store: SqsJobStore) -> None
 
 
 def test_a_malformed_name_is_bad_usage(cli_env: Env) -> None:
-    for command in ("list", "redrive"):
-        result = sqsjobs(cli_env, "dlq", command, "--name", "Not A Name")
+    for command in (["list"], ["list", "--peek"], ["redrive"]):
+        result = sqsjobs(cli_env, "dlq", *command, "--name", "Not A Name")
         assert result.returncode == 2, result.stderr
         assert "Invalid job name 'Not A Name': must match" in result.stderr

@@ -444,7 +444,14 @@ def test_jobs_list_lists_or_refuses_naming_the_option(
 @fuzz(40)
 @given(
     command=st.sampled_from(
-        [("stats",), ("dlq", "list"), ("dlq", "redrive"), ("reconcile",), ("jobs", "list")]
+        [
+            ("stats",),
+            ("dlq", "list"),
+            ("dlq", "list", "--peek"),
+            ("dlq", "redrive"),
+            ("reconcile",),
+            ("jobs", "list"),
+        ]
     ),
     queue=junk.filter(lambda q: q != "default"),
 )

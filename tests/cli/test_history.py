@@ -102,6 +102,9 @@ async def test_show_tells_a_dead_job_retried_by_an_operator(
     assert datetime.fromisoformat(done["history"][3]["at"]) == datetime.fromisoformat(
         done["completed_at"]
     )
+    shown = invoke(cli_env, "jobs", "show", job_id).stdout
+    assert "(an earlier attempt's: it completed)" in shown
+    assert "\ntraceback (of that earlier attempt)\n" in shown  # not the completed run's
 
 
 def entry(at: datetime, n: int, **fields: Any) -> HistoryEntry:

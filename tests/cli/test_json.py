@@ -108,15 +108,38 @@ def test_stats_json_has_every_status_and_depth(cli_env: Env, store: SqsJobStore)
     assert 3_590 < time.time() - since.timestamp() < 3_700  # the terminal counts' window
 
 
-async def test_dlq_list_json_names_each_message_and_its_whole_job(
+DEAD_LETTER_FIELDS = {"queue", "message_id", "job_id", "receive_count", "sent_at", "job"}
+
+
+async def test_dlq_list_json_names_each_dead_job_whole_and_no_message(
     cli_env: Env, store: SqsJobStore
 ) -> None:
+    """From the records: the keys a peek gives, with what only a message tells null."""
     job_id = await dead_job(store)
     result = invoke(cli_env, "dlq", "list", "--json")
     assert result.exit_code == 0, result.output
     [letter] = json.loads(result.stdout)
+    assert set(letter) == DEAD_LETTER_FIELDS
+    assert (letter["queue"], letter["job_id"]) == ("default", job_id)
+    assert letter["message_id"] is letter["receive_count"] is letter["sent_at"] is None
+    assert set(letter["job"]) == JOB_FIELDS
+    assert (letter["job"]["status"], letter["job"]["attempts"]) == ("dead", 1)
+    assert "JobFatalError: the warehouse refused" in letter["job"]["last_error"]
+    stored = SyncJobQueue(store).get(job_id)
+    assert stored is not None and letter["job"] == stored.model_dump(mode="json")
+
+
+async def test_dlq_list_peek_json_names_each_message_and_its_whole_job(
+    cli_env: Env, store: SqsJobStore
+) -> None:
+    job_id = await dead_job(store)
+    result = invoke(cli_env, "dlq", "list", "--peek", "--json")
+    assert result.exit_code == 0, result.output
+    [letter] = json.loads(result.stdout)
+    assert set(letter) == DEAD_LETTER_FIELDS
     assert letter["queue"] == "default"
     assert letter["job_id"] == job_id
+    assert letter["message_id"]
     assert letter["receive_count"] >= 1
     assert datetime.fromisoformat(letter["sent_at"]).tzinfo is not None
     assert set(letter["job"]) == JOB_FIELDS

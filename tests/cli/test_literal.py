@@ -86,7 +86,7 @@ async def test_jobs_show_and_list_and_dlq_list_print_markup_literally(
     assert json.loads(other.stdout.split("\npayload\n", 1)[1]) == [LOUD, EMOJI]
 
     wide = {**cli_env, "COLUMNS": "400"}  # the last_error column in full
-    for args in (("jobs", "list"), ("dlq", "list")):
+    for args in (("jobs", "list"), ("dlq", "list"), ("dlq", "list", "--peek")):
         listed = invoke(wide, *args)
         assert listed.exit_code == 0, (args, listed.output)
         rows = [line for line in listed.stdout.splitlines() if closing in line or linked in line]

@@ -123,7 +123,14 @@ async def test_dlq_list_and_stats_keep_ids_and_queue_names_whole(
 ) -> None:
     ids = await some_jobs(wide_store)
     env = store_env(wide_store, aws_endpoint, "80")
-    letters = piped(env, "dlq", "list")
+    dead = piped(env, "dlq", "list")  # the records: ids first, in two halves
+    assert_fits(dead, 80)
+    id_column, queue_column = columns(dead)[:2]
+    assert ids[4] + ids[3] == id_column  # newest first
+    assert queue_column == "defaultdefault"
+    assert "…" in dead and "Left out" not in dead  # every column kept, the errors cut
+
+    letters = piped(env, "dlq", "list", "--peek")  # the messages: queue first
     assert_fits(letters, 80)
     queue_column, id_column = columns(letters)[:2]
     assert ids[3] in id_column and ids[4] in id_column

@@ -158,6 +158,7 @@ UNREACHABLE_COMMANDS = [
     ["jobs", "show", "0123abcd"],
     ["stats"],
     ["dlq", "list"],
+    ["dlq", "list", "--peek"],
     ["dlq", "redrive"],
     ["enqueue", "report.build"],
     ["reconcile"],

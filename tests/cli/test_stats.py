@@ -110,6 +110,10 @@ def test_stats_says_when_work_waits_and_no_worker_serves_its_queue(
         "! 1 message in the dead-letter queue of default: see `sqsjobs dlq list`, then fix and "
         "redrive",
     ]
+    dead = invoke(cli_env, "dlq", "list")  # where it sends the operator: no dead job, but
+    assert dead.exit_code == 0, dead.output  # the message counted, and how to see it
+    assert "Dead-letter queue of default: 1 message(s)\n  1 of them not a recorded" in dead.stdout
+    assert "`sqsjobs dlq list --peek` shows them" in " ".join(dead.stdout.split())
     assert "0 workers alive: none wrote its presence record in the last 90 s" in result.stdout
 
     (document,) = json.loads(invoke(cli_env, "stats", "--json").stdout)

@@ -362,11 +362,35 @@ def test_job_queue_alarm_fires_on_a_message_waiting_too_long(template: dict[str,
 
 
 @BOTH
+def test_an_alarm_fires_when_jobs_wait_and_no_worker_receives_them(
+    template: dict[str, Any],
+) -> None:
+    """Ten minutes of visible messages with no receive: no worker alive, or all stuck."""
+    props = template["Resources"]["NoWorkerAlarm"]["Properties"]
+    metrics = {metric["Id"]: metric for metric in props["Metrics"]}
+    [shown] = [metric for metric in props["Metrics"] if metric["ReturnData"]]
+    assert shown["Expression"] == "IF(FILL(received, 0) == 0, visible, 0)"
+    job_queue = [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["JobQueue", "QueueName"]}}]
+    for name, metric, stat in (
+        ("visible", "ApproximateNumberOfMessagesVisible", "Minimum"),  # all period long
+        ("received", "NumberOfMessagesReceived", "Sum"),
+    ):
+        stat_of = metrics[name]["MetricStat"]
+        assert stat_of["Metric"]["Namespace"] == "AWS/SQS"
+        assert (stat_of["Metric"]["MetricName"], stat_of["Stat"]) == (metric, stat)
+        assert stat_of["Metric"]["Dimensions"] == job_queue
+        assert stat_of["Period"] == 300
+    assert (props["EvaluationPeriods"], props["DatapointsToAlarm"]) == (2, 2)
+    assert (props["ComparisonOperator"], props["Threshold"]) == ("GreaterThanThreshold", 0)
+
+
+@BOTH
 def test_every_alarm_notifies_the_alarm_topic(template: dict[str, Any]) -> None:
     alarms = resources(template, "AWS::CloudWatch::Alarm")
     assert set(alarms) == {
         "DeadLetterAlarm",
         "OldestMessageAlarm",
+        "NoWorkerAlarm",
         "FailureRateAlarm",  # these two on the workers' run metrics (test_metric_alarms.py)
         "QueueWaitAlarm",
     }

@@ -26,7 +26,8 @@ one line, which the caption says: a prefix is what an operator copies into ``job
 show``, which takes one (``_ids``), and an id folded in two halves could not be copied
 with one double-click. Among a million live jobs, the chance that any two share their
 first twelve hexadecimal characters is about one in 500 (``jobs show`` then lists the
-matches, and more characters settle it).
+matches, and more characters settle it). A table of ``whole_ids`` (``dlq list``, read to
+act on each dead job) folds them into two halves of 16 instead, never a prefix.
 """
 
 from __future__ import annotations
@@ -240,6 +241,7 @@ class FitTable(Table):
 
     roles: Mapping[str, Role] = {}
     optional: Sequence[str] = ()
+    whole_ids = False  # below WIDE_TABLE, ids in two halves rather than a prefix
 
     def add_row(
         self,
@@ -267,7 +269,7 @@ class FitTable(Table):
         """A copy of this table laid out for ``width`` columns (``fit_widths``)."""
         columns, left_out = list(self.columns), []
         notes: list[str] = []
-        if width < WIDE_TABLE:
+        if width < WIDE_TABLE and not self.whole_ids:
             columns, notes = self._short_ids(columns)
         spared = [name for name in self.optional if name in self.roles]
         while True:
@@ -334,6 +336,9 @@ class FitTable(Table):
         natural = max([header.maximum, *(cell.maximum for cell in cells)])
         if role is Role.ID:  # one line: whole, or a prefix below WIDE_TABLE (``fitted``)
             longest = max((cell.maximum for cell in cells), default=0)
+            if self.whole_ids and width < WIDE_TABLE:  # or two halves, whole
+                natural = max(header.maximum, -(-longest // 2))
+                return Spec(role, natural, natural, lines=2 if longest > natural else 1)
             natural = max(header.maximum, longest)
             return Spec(role, natural, natural)
         if role is Role.KEEP:
@@ -364,13 +369,18 @@ def _row_lines(specs: Sequence[Spec], widths: Sequence[int] | None) -> int:
 
 
 def fit_table(
-    title: Text, columns: Iterable[tuple[str, Role]], *, optional: Sequence[str] = ()
+    title: Text,
+    columns: Iterable[tuple[str, Role]],
+    *,
+    optional: Sequence[str] = (),
+    whole_ids: bool = False,
 ) -> FitTable:
     """A ``FitTable`` titled ``title`` with these columns; ``optional`` ones are left out
     when the rest cannot fit otherwise."""
     pairs = list(columns)
     made = FitTable(title=title, title_justify="left")
     made.roles = dict(pairs)
+    made.whole_ids = whole_ids
     made.optional = optional
     for header, role in pairs:
         made.add_column(header, overflow="ellipsis" if role is Role.TEXT else "fold")

@@ -1,13 +1,20 @@
 """``sqsjobs dlq``: what the dead-letter queues hold, and sending it back (list, redrive).
 
-Both go through the store, which reads each message's job record, the source of truth:
-a message the redrive policy moved after its runs kept dying is recorded ``dead`` on the
-way (SPEC §3). ``list`` removes nothing. ``redrive`` sends each job back to its queue
-(a dead one with its attempts reset) before it deletes the DLQ message, discards the
-messages of jobs that finished or are gone, and leaves anything that is not a job
-message where it is. A queue this store does not know is bad usage (exit 2).
+``list`` reads the dead jobs from their records and only counts each DLQ's messages
+(``_dlq_records``): it receives none, since every receive raises a message's receive
+count, which operators read as deliveries. ``list --peek`` receives the messages
+themselves and hands them back, to show what no record tells (message ids, receive
+counts, bodies that are not jobs); each peek raises each count by one, as it warns.
 
-``--name`` narrows both to one handler's jobs: a redrive then sends back only those and
+A peek and ``redrive`` go through the store, which reads each message's job record, the
+source of truth: a message the redrive policy moved after its runs kept dying is
+recorded ``dead`` on the way (SPEC §3). No form of ``list`` removes anything. ``redrive``
+sends each job back to its queue (a dead one with its attempts reset) before it deletes
+the DLQ message, discards the messages of jobs that finished or are gone, and leaves
+anything that is not a job message where it is. A queue this store does not know is
+bad usage (exit 2).
+
+``--name`` narrows each to one handler's jobs: a redrive then sends back only those and
 leaves every other message in the DLQ, visible again as soon as it is done.
 """
 
@@ -23,6 +30,7 @@ import rich.progress
 from rich.console import Console
 
 from .. import JobConfigError
+from . import _dlq_records
 from ._actor import operator
 from ._config import StoreConfig, store_options
 from ._errors import usage_error
@@ -33,7 +41,15 @@ if TYPE_CHECKING:
     from ..aws import RedriveReport
 
 QUEUE_HELP = "Only this queue's dead-letter queue (default: every queue's)."
-NAME_HELP = "Only messages of this handler's jobs (e.g. report.build)."
+NAME_HELP = "Only this handler's dead jobs (e.g. report.build)."
+PEEK_HELP = (
+    "List the messages themselves, received and handed back: their ids, receive counts and "
+    "those that are no recorded dead job. Raises each one's receive count by one."
+)
+PEEK_WARNING = (
+    "Peeking receives each dead-letter message: SQS counts every receive, so each "
+    "message's receive count goes up by one."
+)
 
 
 @click.group()
@@ -44,18 +60,50 @@ def dlq() -> None:
 @dlq.command(name="list")
 @click.option("--queue", "-q", help=QUEUE_HELP)
 @click.option("--name", metavar="NAME", help=NAME_HELP)
-@limit_option("At most this many messages.", default=100, maximum=1000)
-@json_option("a list with one object per message, its job whole (or null)")
+@limit_option("At most this many dead jobs (with --peek, messages).", default=100, maximum=1000)
+@click.option("--peek", is_flag=True, help=PEEK_HELP)
+@json_option(
+    "a list with one object per dead job (per message with --peek), its job whole; "
+    "message_id, receive_count and sent_at only a peek fills, else null"
+)
 @store_options
 def list_dead_letters(
+    queue: str | None,
+    name: str | None,
+    limit: int,
+    peek: bool,
+    as_json: bool,
+    store: StoreConfig,
+) -> None:
+    """List the dead jobs from their records, newest first, and each DLQ's depth.
+
+    No message is received from the dead-letter queues, so their receive counts stay as
+    they are; a line per queue says how many of its messages are no recorded dead job.
+    --peek lists the messages themselves instead (received, then handed back), which
+    raises each one's receive count by one.
+    """
+    if peek:
+        peek_dead_letters(queue, name, limit, as_json, store)
+        return
+    with store.open() as opened:
+        dead = _dlq_records.read(opened, queue, name, limit)
+    if as_json:
+        write_json_list(_dlq_records.json_records(dead), sys.stdout)
+    else:
+        _dlq_records.show(dead, output_console())
+
+
+def peek_dead_letters(
     queue: str | None, name: str | None, limit: int, as_json: bool, store: StoreConfig
 ) -> None:
-    """List the messages in the dead-letter queues with their jobs; nothing is removed."""
+    """``list --peek``: the messages themselves, received and handed back; the warning
+    comes once they were, before the output (a refusal stays one line)."""
     with store.open() as opened:
         try:
             letters = opened.sync.dead_letters(queue, limit=limit, name=name)
         except JobConfigError as error:
             raise usage_error(error) from error
+    click.echo(PEEK_WARNING, err=True)
     if as_json:
         write_json_list((dead_letter_record(letter) for letter in letters), sys.stdout)
         return

@@ -197,6 +197,28 @@ def job_table(title: str, jobs: Iterable[Job]) -> Table:
     return made
 
 
+# ``dlq list``: every job is dead, so when it died (its record's last change, the death)
+# stands where the status and run_at were; ids stay whole, to act on each one.
+DEAD_JOB_COLUMNS = {
+    **{column: JOB_COLUMNS[column] for column in ("id", "queue", "name", "attempts")},
+    "died (UTC)": Role.WORDS,
+    "last_error": Role.TEXT,
+}
+
+
+def dead_job_table(title: str, jobs: Iterable[Job]) -> Table:
+    """``job_table`` for dead jobs: ids whole at any width, in two halves below 120."""
+    spared = ("died (UTC)", "attempts")
+    made = fit_table(
+        literal(title, "bold"), DEAD_JOB_COLUMNS.items(), optional=spared, whole_ids=True
+    )
+    for job in jobs:
+        made.add_row(
+            job.id, job.queue, job.name, attempts(job), instant(job.updated_at), error_cell(job)
+        )
+    return made
+
+
 def error_cell(job: Job) -> ErrorCell:
     """The job's last error, its class whole; a completed job's is history (an earlier
     attempt's), shown dim and said to be."""
@@ -214,8 +236,10 @@ def job_detail(job: Job) -> Group:
     parts: list[RenderableType] = [fields, *history_parts(job)]
     if job.last_traceback:  # stored escaped, one frame line per line (``core.tracebacks``)
         lines = "\n".join(escape_controls(line) for line in job.last_traceback.split("\n"))
-        style = "dim" if job.status is JobStatus.COMPLETED else "red"  # an earlier attempt's
-        parts += [Text("traceback", style="bold"), Text(lines, style=style, overflow="fold")]
+        earlier = job.status is JobStatus.COMPLETED  # the last_error it goes with is, too
+        title = "traceback (of that earlier attempt)" if earlier else "traceback"
+        style = "dim" if earlier else "red"
+        parts += [Text(title, style="bold"), Text(lines, style=style, overflow="fold")]
     parts += [Text("payload", style="bold"), json_block(job.payload)]
     if job.status is JobStatus.COMPLETED:
         parts += [Text("result", style="bold"), json_block(job.result)]

@@ -52,6 +52,7 @@ class Event(StrEnum):
     MEMORY_STORE_IN_PRODUCTION = "jobs.memory_store_in_production"
     MALFORMED_MESSAGE = "jobs.malformed_message"
     UNKNOWN_JOB = "jobs.unknown_job"
+    MOVED_BACK = "jobs.moved_back"  # a dead job's message SQS moved back from its DLQ
     DEFERRED = "jobs.deferred"  # a limit or a tenant's cap held a start back
     LIMIT_SLOT = "jobs.limit_slot"  # a limit slot could not be extended or freed
     OPTIONS_DEFAULTED = "jobs.options_defaulted"  # a record missed its handler's options

@@ -5,7 +5,8 @@ The claim write succeeds only for a record the lifecycle rules call runnable (se
 once) cannot both run it. A refused write returns the record as it was (ALL_OLD), and
 ``why_refused`` decides what the message needs, without spending an attempt:
 
-    record missing, expired or terminal ──► delete the message
+    record missing, expired or terminal ──► delete the message (but a dead job's DLQ copy
+                                             that SQS moved back runs it: ``moved_back``)
     running, lease live (a duplicate)   ──► hide it until that lease ends
     running, lease over, attempts left  ──► taken over (``takeover``): claimed after all
     running, lease over, last attempt   ──► record dead, message to the DLQ
@@ -27,12 +28,10 @@ from enum import Enum
 from types import MappingProxyType
 from typing import NamedTuple
 
-from ...core import history
 from ...core.errors import MAX_ERROR_CHARS, describe_error
 from ...core.lifecycle import DEAD as DEAD_STATUS
 from ...core.lifecycle import (
     DELAYED,
-    LEASE_EXPIRED_ERROR,
     RUNNING,
     TERMINAL,
     ClaimDecision,
@@ -42,13 +41,15 @@ from ...core.lifecycle import (
 from ...core.models import Job
 from ...core.text import safe_line
 from ..wire import dynamo, sqs, transitions
+from ..wire.copy_marks import new_key
 from ..wire.items import UNDECODABLE, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from ..wire.sqs import Hide, MalformedMessage, Message, Resend
 from .bodies import claim_horizon, extend_bodies, read_bodies
 from .messages import MessagePlan, carry_out
-from .takeover import expired_entry, take_over
+from .moved_back import MovedBack, moved_back
+from .takeover import expire_last, take_over
 from .unanswered import late, no_answer, own_claim, undo
 
 
@@ -96,6 +97,7 @@ class Claimed:
         self.errors: list[AwsError] = []
         self.unanswered: list[tuple[str, str]] = []  # (job id, token): claims with no answer
         self.undone: list[str] = []  # job ids whose unanswered claim applied late, undone now
+        self.moved_back: list[MovedBack] = []  # dead jobs' messages SQS moved back from a DLQ
 
 
 def why_refused(stored: Stored | None, queue: str, now: float, skew: float) -> Refusal:
@@ -343,17 +345,26 @@ def _refused(
     refusal = why_refused(stored, queue, now, layout.clock_skew)
     info = layout.info(queue)
     if refusal is Refusal.DELETE:
-        plan.deletes.append(message.receipt_handle)
+        moved = yield from moved_back(layout, queue, message, stored, now)
+        if moved is not None:
+            claimed.moved_back.append(moved)
+        if moved is not None and moved.refused is None:
+            plan.return_at(message, Resend(0))  # a fresh message runs it; then this goes
+        else:
+            plan.deletes.append(message.receipt_handle)
     elif refusal is Refusal.MISROUTED:
         assert stored is not None
         claimed.malformed.append((message, f"job {stored.job.id} belongs to another queue"))
         plan.dead_letters.append(message)
     elif refusal is Refusal.LEASE_ENDED:
         assert stored is not None
-        job = yield from _expire(layout, stored.job, now, copy=info.dead_letter_url is not None)
+        key = None if info.dead_letter_url is None else new_key()
+        job = yield from expire_last(layout, stored.job, now, key)
         if job is not None:
             claimed.dead.append(job)
             plan.dead_letters.append(message)
+            if key is not None:
+                plan.keys[message.message_id] = key
             claimed.copies_due[message.message_id] = (job.id, job.queue, now)
     elif refusal is Refusal.LEASED:
         assert stored is not None
@@ -368,29 +379,3 @@ def _after_lease(message: Message, stored: Stored, now: float, layout: Layout) -
     assert stored.lease_until is not None
     due = max(stored.lease_until + layout.clock_skew, now + 0.5)
     return sqs.plan_return(message, due, now, layout.info(stored.job.queue), hop=True)
-
-
-def _expire(layout: Layout, job: Job, now: float, *, copy: bool) -> Flow[Job | None]:
-    """Dead-letter a job whose lease ended on its final attempt; None if someone else acted.
-
-    ``copy``: its message goes to the DLQ next, confirmed on the record once sent.
-    """
-    expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
-    assert job.lease_token is not None and expiry is not None
-    token, skew = job.lease_token, layout.clock_skew
-    call = transitions.expire_lease(
-        layout.indexed,
-        (job.id, job.queue),
-        token,
-        LEASE_EXPIRED_ERROR,
-        now,
-        skew,
-        expiry,
-        copy=copy,
-        noted=expired_entry(job, now, history.DEAD, LEASE_EXPIRED_ERROR),
-    )
-    try:
-        reply = yield call
-    except ConditionFailed:
-        return None
-    return stored_from_item(reply["Attributes"]).job

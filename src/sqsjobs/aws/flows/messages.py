@@ -15,13 +15,17 @@ from ..wire.sqs import Hide, Message, QueueInfo, Resend
 
 
 class MessagePlan:
-    __slots__ = ("dead_letters", "deletes", "hides", "resends")
+    __slots__ = ("dead_letters", "deletes", "hides", "keys", "resends")
 
-    def __init__(self, *, dead_letters: list[Message] | None = None) -> None:
+    def __init__(
+        self, *, dead_letters: list[Message] | None = None, keys: dict[str, str] | None = None
+    ) -> None:
         self.deletes: list[str] = []  # receipt handles
         self.hides: list[tuple[str, int]] = []  # handle, seconds
         self.resends: list[tuple[Message, int]] = []  # message, delay
         self.dead_letters: list[Message] = dead_letters or []
+        # The key of each dead job's death its copy carries, by message id (``copy_marks``).
+        self.keys: dict[str, str] = keys or {}
 
     def return_at(self, message: Message, plan: Hide | Resend) -> None:
         if isinstance(plan, Hide):
@@ -47,7 +51,7 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[list[Message]]:
         deletes += [m.receipt_handle for m in plan.dead_letters]
     else:
         copies = [(m, 0) for m in plan.dead_letters]
-        moved = yield from send_copies(info.dead_letter_url, copies, copy=True)
+        moved = yield from send_copies(info.dead_letter_url, copies, copy=True, keys=plan.keys)
         deletes += [m.receipt_handle for m in moved]
     calls = [sqs.change_visibility_batch(info.url, batch) for batch in sqs.chunks(plan.hides)]
     calls += [sqs.delete_batch(info.url, handles) for handles in sqs.chunks(deletes)]
@@ -60,17 +64,23 @@ def carry_out(plan: MessagePlan, info: QueueInfo) -> Flow[list[Message]]:
 
 
 def send_copies(
-    url: str, copies: list[tuple[Message, int]], *, copy: bool = False
+    url: str,
+    copies: list[tuple[Message, int]],
+    *,
+    copy: bool = False,
+    keys: dict[str, str] | None = None,
 ) -> Flow[list[Message]]:
     """Send each message's body to ``url``; the messages whose copy was accepted.
 
-    ``copy``: they go to a DLQ, marked as the store's own copies (``sqs.COPY_ATTRIBUTE``).
+    ``copy``: they go to a DLQ, marked as the store's own copies, a dead job's with the
+    key of its death from ``keys`` (by message id; ``copy_marks``).
     """
     sent: list[Message] = []
     for batch in sqs.chunks(copies):
         entries = [(m.body, delay, m.group) for m, delay in batch]
+        marks = [(keys or {}).get(m.message_id) for m, _ in batch]
         try:
-            reply = yield sqs.send_batch(url, entries, copy=copy)
+            reply = yield sqs.send_batch(url, entries, copy=copy, keys=marks)
         except AwsError:
             continue  # not copied, so not deleted: the original comes back later
         ok = {int(entry["Id"]) for entry in reply.get("Successful", [])}

@@ -101,7 +101,7 @@ def _owed_copies(
     for stored, died in _owing(found, cutoff):
         copy_sent = in_dlq.get(stored.job.id, float("-inf")) >= died - layout.clock_skew
         if url is not None and not copy_sent:
-            if not (yield from send_dead_letter(url, stored.job)):
+            if not (yield from send_dead_letter(url, stored.job, stored.revive_key)):
                 continue  # the next pass tries again
             sent += 1
         with contextlib.suppress(AwsError):  # a duplicate copy next pass, at worst

@@ -47,20 +47,17 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ...core import history
-from ...core.errors import JobConfigError
-from ...core.history import action_entry
 from ...core.lifecycle import DEAD, TERMINAL
 from ...core.models import Job, message_group
 from ...core.reports import RedriveProgress, RedriveReport
 from ...core.times import epoch
 from ...core.validation import check_job_name, integer
 from ..wire import dynamo, sqs, transitions
-from ..wire.entries import Noted
-from ..wire.items import Stored, stored_from_item
+from ..wire.items import stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
 from ..wire.sqs import Message
-from .bodies import claim_horizon, extend_bodies, get_body
+from .bodies import claim_horizon, extend_bodies
 from .dead_letters import (
     OPERATOR_WAIT,
     Inspected,
@@ -71,6 +68,7 @@ from .dead_letters import (
     receive_unseen,
 )
 from .messages import hand_back, send_copies
+from .revival import keep_body, revival
 
 
 def retry(layout: Layout, job_id: str, now: float, by: str | None = None) -> Flow[bool]:
@@ -113,30 +111,6 @@ def retry(layout: Layout, job_id: str, now: float, by: str | None = None) -> Flo
             with contextlib.suppress(AwsError):  # a copy left behind: a redrive discards it
                 yield sqs.delete_batch(url, handles)
     return True
-
-
-def revival(job: Job, now: float, kind: str, by: str | None) -> Noted:
-    """The history entry of a dead ``job`` run again at ``now`` (a retry or a redrive)."""
-    return action_entry(now, kind, history.QUEUED, by), job.history_count
-
-
-def keep_body(layout: Layout, stored: Stored, now: float) -> Flow[None]:
-    """Make sure a dead job's body is there and lives past its next claim, or refuse."""
-    try:
-        if stored.body_until is not None and stored.body_until < claim_horizon(now):
-            yield from extend_bodies(layout, [stored], claim_horizon(now), strict=True)
-            return
-        assert stored.body_pk is not None
-        body = yield get_body(layout.table, stored.body_pk)
-        if "Item" in body:
-            return
-    except ConditionFailed:
-        pass
-    raise JobConfigError(
-        "invalid_option",
-        f"Job {stored.job.id} cannot run again: its payload is gone (its body item "
-        f"{stored.body_pk} expired); enqueue the job anew with its payload",
-    )
 
 
 SWEEP_LIMIT = 1_000  # DLQ messages a retry looks through for the job's copies

@@ -39,6 +39,7 @@ from ...core.lifecycle import (
 from ...core.models import Job, JobStatus, message_group
 from ...core.times import epoch
 from ..wire import dynamo, sqs, transitions
+from ..wire.copy_marks import new_key
 from ..wire.entries import Noted
 from ..wire.items import number, same_value, stored_from_item, text
 from ..wire.layout import Layout
@@ -194,28 +195,32 @@ def _dead(
     job, delivery = run
     expiry = _expiry(layout, DEAD, now)
     info = layout.info(job.queue)
-    copy = info.dead_letter_url is not None
+    key = None if info.dead_letter_url is None else new_key()
     call = transitions.dead(
-        layout.indexed, (job.id, job.queue), token, error, now, expiry, copy=copy, noted=noted
+        layout.indexed, (job.id, job.queue), token, error, now, expiry, copy_key=key, noted=noted
     )
     if not (yield from _write_outcome(call, DEAD, now)):
         return False
     sent = False
     if delivery is not None:
-        moved = yield from carry_out(MessagePlan(dead_letters=[delivery.message]), info)
+        message = delivery.message
+        keys = {message.message_id: key} if key is not None else None
+        moved = yield from carry_out(MessagePlan(dead_letters=[message], keys=keys), info)
         sent = bool(moved)
     elif info.dead_letter_url is not None:
-        sent = yield from send_dead_letter(info.dead_letter_url, job)
-    if copy and sent:
+        sent = yield from send_dead_letter(info.dead_letter_url, job, key)
+    if key is not None and sent:
         with contextlib.suppress(AwsError):  # unconfirmed, the reconciler sends another
             yield transitions.copied(layout.indexed, (job.id, job.queue), now)
     return True
 
 
-def send_dead_letter(url: str, job: Job) -> Flow[bool]:
-    """Send a dead job's copy to its DLQ (``url``); whether SQS accepted it."""
+def send_dead_letter(url: str, job: Job, key: str | None) -> Flow[bool]:
+    """Send a dead job's copy, with its death's ``key`` (``copy_marks``), to its DLQ
+    (``url``); whether SQS accepted it."""
+    text = sqs.body(job.id, job.queue)
     try:
-        yield sqs.send(url, sqs.body(job.id, job.queue), 0, message_group(job), copy=True)
+        yield sqs.send(url, text, 0, message_group(job), copy=True, key=key)
     except AwsError:
         return False
     return True

@@ -5,7 +5,7 @@ or lost the table for longer than the lease) refuses it, and the refusal returns
 record as it was (ALL_OLD): whose lease ran out, on which attempt, and how long the
 job's history is. With that, one more conditional write takes the job over, fenced on
 the token that ran out, and adds the entry that says so (``history.EXPIRED``, outcome
-``retry``); on its final attempt the job is recorded dead instead (``claim._expire``),
+``retry``); on its final attempt the job is recorded dead instead (``expire_last``),
 with an entry too. A lease runs out rarely, so the second write costs little: a claim
 of a waiting job is the one write it always was.
 
@@ -20,9 +20,16 @@ from collections.abc import Mapping
 
 from ...core import history
 from ...core.history import HistoryEntry, attempt_entry
-from ...core.lifecycle import RUNNING, ClaimDecision, claim_decision
+from ...core.lifecycle import DEAD as DEAD_STATUS
+from ...core.lifecycle import (
+    LEASE_EXPIRED_ERROR,
+    RUNNING,
+    ClaimDecision,
+    claim_decision,
+    expires_at,
+)
 from ...core.models import Job
-from ..wire import dynamo
+from ..wire import dynamo, transitions
 from ..wire.entries import Noted
 from ..wire.items import UNDECODABLE, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
@@ -107,3 +114,30 @@ def _lapsed(item: object, queue: str, skew: float, now: float) -> Stored | None:
         job.status, stored.run_at, stored.lease_until, job.attempts, job.max_attempts, now, skew
     )
     return stored if decision is ClaimDecision.RUN and not stored.expired(now) else None
+
+
+def expire_last(layout: Layout, job: Job, now: float, key: str | None) -> Flow[Job | None]:
+    """Dead-letter a job whose lease ended on its final attempt; None if someone else acted.
+
+    ``key``: its message goes to the DLQ next, with this key (``copy_marks``), confirmed
+    on the record once sent.
+    """
+    expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
+    assert job.lease_token is not None and expiry is not None
+    token, skew = job.lease_token, layout.clock_skew
+    call = transitions.expire_lease(
+        layout.indexed,
+        (job.id, job.queue),
+        token,
+        LEASE_EXPIRED_ERROR,
+        now,
+        skew,
+        expiry,
+        copy_key=key,
+        noted=expired_entry(job, now, history.DEAD, LEASE_EXPIRED_ERROR),
+    )
+    try:
+        reply = yield call
+    except ConditionFailed:
+        return None
+    return stored_from_item(reply["Attributes"]).job

@@ -32,6 +32,7 @@ from ..flows import claim
 from ..flows.claim import Claimed, Delivery
 from ..flows.groups import receive_heads
 from ..flows.messages import receive
+from ..flows.moved_back import MovedBack
 from ..wire import sqs
 from ..wire.layout import Layout
 from ..wire.protocol import Flow, public_error
@@ -228,3 +229,25 @@ def _log_disposed(queue: str, claimed: Claimed) -> None:
     for job in claimed.dead:
         text = f"Job {job.name!r} ({job.id}) dead-lettered: {LEASE_EXPIRED_ERROR}"
         log_event(_logger, logging.WARNING, Event.DEAD, text, job, error=LEASE_EXPIRED_ERROR)
+    for moved in claimed.moved_back:
+        _log_moved_back(queue, moved)
+
+
+def _log_moved_back(queue: str, moved: MovedBack) -> None:
+    """Say what became of a dead job's message that SQS moved back from the DLQ: the
+    console's "Start DLQ redrive" should not leave a job dead without a word."""
+    job = moved.job
+    if moved.refused is None:
+        text = (
+            f"Job {job.name!r} ({job.id}) runs again: its dead-letter copy came back to "
+            f"queue {queue!r} (a DLQ redrive), attempts reset"
+        )
+        log_event(_logger, logging.INFO, Event.MOVED_BACK, text, job)
+        return
+    text = (
+        f"Job {job.name!r} ({job.id}) is dead and stays dead: message {moved.message_id} "
+        f"came to queue {queue!r} after it died (a DLQ redrive?) but cannot run it: "
+        f"{moved.refused}. Deleted it; run the job again with `sqsjobs dlq redrive`, "
+        f"`sqsjobs jobs retry {job.id}` or the dashboard's Retry"
+    )
+    log_event(_logger, logging.WARNING, Event.MOVED_BACK, text, job, error=moved.refused)

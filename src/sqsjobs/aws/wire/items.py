@@ -41,6 +41,7 @@ from ...core.models import Job, JobStatus
 from ...core.text import safe_line
 from ...core.times import epoch, utc, utc_or_none
 from ...core.validation import dump_json
+from .copy_marks import REVIVE_KEY
 from .entries import history_of
 from .index_keys import OPEN, index_pk, index_sk, list_pk, list_sk, shard
 from .traces import unpacked_trace
@@ -176,6 +177,7 @@ class Stored(NamedTuple):
     body_until: float | None = None  # the payload is in a body item, alive until then
     body_pk: str | None = None  # that body item's key
     copy_due: float | None = None  # dead since then, its DLQ copy not yet confirmed sent
+    revive_key: str | None = None  # the key its latest death's DLQ copy carries
 
     @property
     def needs_payload(self) -> bool:
@@ -314,6 +316,7 @@ def stored_from_item(item: Attributes) -> Stored:
         body_until=_opt_n(item, "body_until"),
         body_pk=_body_pk(item, job.id),
         copy_due=_opt_n(item, "copy_due"),
+        revive_key=_opt_s(item, REVIVE_KEY),
     )
 
 

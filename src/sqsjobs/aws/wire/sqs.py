@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ...core.validation import QUEUE_NAME
+from .copy_marks import NAMES, copy_mark, read_mark
 from .protocol import Call
 
 if TYPE_CHECKING:
@@ -58,13 +59,6 @@ FIFO_SUFFIX = ".fifo"
 FALLBACK_GROUP = "sqsjobs"
 # A hidden message must come back this long before the queue's retention would drop it.
 RETENTION_MARGIN = 3_600.0
-# The message attribute on every copy the store itself sends to a dead-letter queue (a
-# dead job's copy, a malformed or misrouted message). A message the redrive policy moved
-# has none: it is the job queue's own message, with the attributes its sender gave it,
-# and a sender cannot reach the DLQ to forge one with it (the producer policy allows
-# ``SendMessage`` on job queues only), while a copy cannot lose it.
-COPY_ATTRIBUTE = "sqsjobs.copy"
-DEAD_LETTER_COPY = "dead-letter"
 
 
 class MalformedMessage(ValueError):
@@ -80,7 +74,8 @@ class Message(NamedTuple):
     receive_count: int
     sent_at: float  # epoch seconds of the first send (SQS keeps it across receives)
     group: str | None = None  # its MessageGroupId; a copy or re-send carries it on
-    copied: bool = False  # a copy the store sent to a DLQ (``COPY_ATTRIBUTE``)
+    copied: bool = False  # a copy the store sent to a DLQ (``copy_marks``)
+    revive_key: str | None = None  # on a dead job's copy: the key of that death
 
 
 class QueueInfo(NamedTuple):
@@ -151,7 +146,7 @@ def parse_body(text: str, queue: str) -> MessageBody:
 
 def message_from_reply(raw: dict[str, Any]) -> Message:
     attributes = raw.get("Attributes", {})
-    copy = raw.get("MessageAttributes", {}).get(COPY_ATTRIBUTE, {})
+    mark = read_mark(raw.get("MessageAttributes"))
     return Message(
         message_id=raw["MessageId"],
         receipt_handle=raw["ReceiptHandle"],
@@ -159,7 +154,8 @@ def message_from_reply(raw: dict[str, Any]) -> Message:
         receive_count=int(attributes.get("ApproximateReceiveCount", "1")),
         sent_at=int(attributes.get("SentTimestamp", "0")) / 1000,
         group=attributes.get("MessageGroupId"),
-        copied=copy.get("StringValue") == DEAD_LETTER_COPY,
+        copied=mark.copied,
+        revive_key=mark.revive_key,
     )
 
 
@@ -178,6 +174,7 @@ def message_from_record(raw: Mapping[str, Any]) -> Message:
     group = attributes.get("MessageGroupId")  # a DLQ copy on a FIFO queue needs it
     if count is None or sent is None or count < 1:
         count, sent = 1, 0
+    mark = read_mark(raw.get("messageAttributes"), "stringValue")
     return Message(
         message_id=str(raw["messageId"]),
         receipt_handle=str(raw["receiptHandle"]),
@@ -185,6 +182,8 @@ def message_from_record(raw: Mapping[str, Any]) -> Message:
         receive_count=count,
         sent_at=sent / 1000,
         group=group if isinstance(group, str) and group else None,
+        copied=mark.copied,
+        revive_key=mark.revive_key,
     )
 
 
@@ -281,30 +280,44 @@ def route(
 
 
 def send(
-    url: str, text: str, delay: int = 0, group: str | None = None, *, copy: bool = False
+    url: str,
+    text: str,
+    delay: int = 0,
+    group: str | None = None,
+    *,
+    copy: bool = False,
+    key: str | None = None,
 ) -> Call:
-    """One message; ``copy`` marks it as the store's own copy in a DLQ (``COPY_ATTRIBUTE``)."""
+    """One message; ``copy`` marks it as the store's own copy in a DLQ, ``key`` (a dead
+    job's copy) carries the key of that death (``copy_marks``)."""
     params: SendMessageRequestTypeDef = {"QueueUrl": url, "MessageBody": text}
     route(params, url, delay, group)
     if copy:
-        params["MessageAttributes"] = _COPY_MARK
+        params["MessageAttributes"] = copy_mark(key)
     return Call("sqs", "send_message", params)
 
 
 Outgoing = tuple[str, int, str | None]  # body, delay, group
 
 
-def send_batch(url: str, entries: Sequence[Outgoing], *, copy: bool = False) -> Call:
+def send_batch(
+    url: str,
+    entries: Sequence[Outgoing],
+    *,
+    copy: bool = False,
+    keys: Sequence[str | None] = (),
+) -> Call:
     """Up to 10 ``(body, delay, group)`` entries; entry ids are their positions.
 
-    ``copy`` marks them as the store's own copies in a DLQ (``COPY_ATTRIBUTE``).
+    ``copy`` marks them as the store's own copies in a DLQ, each with its death's key
+    from ``keys`` (by position; none past its end) (``copy_marks``).
     """
     batch: list[SendMessageBatchRequestEntryTypeDef] = []
     for i, (text, delay, group) in enumerate(entries):
         entry: SendMessageBatchRequestEntryTypeDef = {"Id": str(i), "MessageBody": text}
         route(entry, url, delay, group)
         if copy:
-            entry["MessageAttributes"] = _COPY_MARK
+            entry["MessageAttributes"] = copy_mark(keys[i] if i < len(keys) else None)
         batch.append(entry)
     params: SendMessageBatchRequestTypeDef = {"QueueUrl": url, "Entries": batch}
     return Call("sqs", "send_message_batch", params)
@@ -321,14 +334,9 @@ def receive(url: str, limit: int, wait: int, visibility: int) -> Call:
             "SentTimestamp",
             "MessageGroupId",
         ],
-        "MessageAttributeNames": [COPY_ATTRIBUTE],
+        "MessageAttributeNames": NAMES,
     }
     return Call("sqs", "receive_message", params)
-
-
-_COPY_MARK: dict[str, Any] = {
-    COPY_ATTRIBUTE: {"DataType": "String", "StringValue": DEAD_LETTER_COPY}
-}
 
 
 def delete(url: str, handle: str) -> Call:

@@ -19,6 +19,7 @@ from typing import Any
 from ...core.lifecycle import CANCELLABLE, DEAD, QUEUED, RUNNING
 from ...core.models import JobStatus
 from .conditions import ABANDONED, HOLDS_LEASE, LEASE_ENDED_ON_LAST_ATTEMPT, REVIVABLE
+from .copy_marks import REVIVE_KEY
 from .dynamo import status_change, statuses, update
 from .entries import Noted, note
 from .index_keys import OPEN, IndexedTable, home, phase
@@ -34,10 +35,13 @@ COPY_DUE = "copy_due"
 Due = tuple[JobStatus, float]  # a status to wait in and its run_at
 
 
-def _copy_due(sets: dict[str, str], values: dict[str, Any], now: float) -> None:
+def _copy_due(sets: dict[str, str], values: dict[str, Any], now: float, key: str) -> None:
     """Mark a dead write's record as still owing its DLQ copy (``COPY_DUE``): its entry
-    stays open until ``copied``."""
+    stays open until ``copied``. ``key``: the death's, which its copy carries
+    (``copy_marks``)."""
     sets[COPY_DUE] = ":now"
+    sets[REVIVE_KEY] = ":revive_key"
+    values[":revive_key"] = text(key)
     values[":phase"] = text(OPEN)
     if sets.pop("list_pk", None) is not None:
         del values[":list_pk"]
@@ -52,19 +56,20 @@ def expire_lease(
     skew: float,
     expires_at: float,
     *,
-    copy: bool = False,
+    copy_key: str | None = None,
     noted: Noted | None = None,
 ) -> Call:
     """Dead-letter a job (its id and queue) whose lease (``token``) ended on its final
-    attempt. ``copy``: its message goes to a DLQ next (``COPY_DUE`` until ``copied``);
-    ``noted``: the history entry this write adds (``entries``), here and below.
+    attempt. ``copy_key``: its message goes to a DLQ next, with this key (``COPY_DUE``
+    until ``copied``); ``noted``: the history entry this write adds (``entries``), here
+    and below.
     """
     job_id, queue = job
     sets, values = status_change(table, job_id, DEAD, now, queue=queue)
     sets["expires_at"] = ":expires_at"
     remove = error_write(sets, values, LEASE_FIELDS, error)
-    if copy:
-        _copy_due(sets, values, now)
+    if copy_key is not None:
+        _copy_due(sets, values, now, copy_key)
     values |= statuses(RUNNING) | {
         ":expired_before": number(now - skew),
         ":token": text(token),
@@ -137,17 +142,17 @@ def dead(
     now: float,
     expires_at: float,
     *,
-    copy: bool = False,
+    copy_key: str | None = None,
     noted: Noted | None = None,
 ) -> Call:
-    """A failure with no retry left (``job``: its id and queue); ``copy``: its DLQ copy
-    is sent next (``COPY_DUE``)."""
+    """A failure with no retry left (``job``: its id and queue); ``copy_key``: its DLQ
+    copy, with this key, is sent next (``COPY_DUE``)."""
     job_id, queue = job
     sets, values = status_change(table, job_id, DEAD, now, queue=queue)
     sets |= {"run_at": ":now", "expires_at": ":expires_at"}
     remove = error_write(sets, values, LEASE_FIELDS, error)
-    if copy:
-        _copy_due(sets, values, now)
+    if copy_key is not None:
+        _copy_due(sets, values, now, copy_key)
     values |= statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
     note(sets, values, noted)
     return update(
@@ -266,12 +271,15 @@ def revive(
     queues: Sequence[str],
     now: float,
     noted: Noted | None = None,
+    key: str | None = None,
 ) -> Call:
     """Run a dead job (its id and queue) again: queued now, attempts reset, retention and
     lease cleared.
 
     ``last_error`` stays, so the record still says why it died. The condition names the
-    queues the caller can send to, so a job it could not deliver is never revived.
+    queues the caller can send to, so a job it could not deliver is never revived;
+    ``key``, when given, must be the key of the death its record holds (a copy SQS moved
+    back from the DLQ carries it: ``copy_marks``), and the revive clears it.
     """
     job_id, queue = job
     sets, values = status_change(table, job_id, QUEUED, now, queue=queue)
@@ -280,6 +288,9 @@ def revive(
     values |= statuses(DEAD) | {":zero": number(0)}
     values |= {name: text(queue) for name, queue in zip(names, queues, strict=True)}
     condition = f"{REVIVABLE} AND #queue IN ({', '.join(names)})"
+    if key is not None:
+        condition += f" AND #{REVIVE_KEY} = :revive_key"
+        values[":revive_key"] = text(key)
     note(sets, values, noted)
     return update(
         table.name,
@@ -287,6 +298,6 @@ def revive(
         sets=sets,
         condition=condition,
         values=values,
-        remove=(*LEASE_FIELDS, "expires_at", "resent_at", COPY_DUE),
+        remove=(*LEASE_FIELDS, "expires_at", "resent_at", COPY_DUE, REVIVE_KEY),
         returns=True,
     )
