@@ -23,15 +23,18 @@ from ..core.text import escape_controls
 from ..infra import (
     TEMPLATES,
     DeployOutcome,
+    StackDeployError,
     StackEvent,
     StackOutputs,
     StackOutputsMissing,
     deploy_stack,
+    preview_stack,
     template_parameters,
     template_text,
 )
 from ._config import AwsConfig, aws_options
 from ._errors import CommandFailed, usage_error
+from ._preview import preview_view
 from ._render import literal, mapping_table, output_console
 
 EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
@@ -97,12 +100,19 @@ def parse_parameters(
     help="A stack tag, which CloudFormation copies to every resource that takes tags; "
     "repeat for more. On update, tags are added to the stack's current ones.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Change nothing: print the parameters the deploy would pass and the changes "
+    "CloudFormation computes for them (a change set, deleted once read).",
+)
 @aws_options
 def deploy(
     stack: str,
     template_name: str,
     parameters: dict[str, str],
     tags: dict[str, str],
+    dry_run: bool,
     aws: AwsConfig,
 ) -> None:
     """Create or update a stack, show its progress, and print its outputs.
@@ -112,6 +122,9 @@ def deploy(
     """
     check_parameters(template_name, parameters)
     console = output_console()
+    if dry_run:
+        show_preview(console, stack, template_name, parameters, tags, aws)
+        return
     try:
         outputs = deploy_with_progress(
             console,
@@ -126,6 +139,28 @@ def deploy(
         # missing and the fix are what the operator acts on.
         raise CommandFailed(str(error)) from error
     console.print(mapping_table(f"Outputs of stack {stack}", "output", "value", outputs))
+
+
+def show_preview(
+    console: Console,
+    stack: str,
+    template_name: str,
+    parameters: dict[str, str],
+    tags: dict[str, str],
+    aws: AwsConfig,
+) -> None:
+    """``deploy --dry-run``: the parameters and the change set (``infra._preview``)."""
+    try:
+        preview = preview_stack(
+            stack,
+            template=template_name,
+            parameters=parameters,
+            tags=tags,
+            **aws.operator_arguments(),
+        )
+    except StackDeployError as error:
+        raise CommandFailed(str(error)) from error
+    console.print(preview_view(preview, template_name))
 
 
 def check_parameters(template_name: str, parameters: dict[str, str]) -> None:

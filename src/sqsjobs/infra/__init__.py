@@ -11,17 +11,21 @@ This package imports only boto3 (blocking): ``sqsjobs infra`` is a one-off comma
 """
 
 from ._deploy import deploy_stack
+from ._preview import PlannedChange, StackPreview, preview_stack
 from ._stack import DeployOutcome, StackDeployError, StackEvent, StackOutputs, StackOutputsMissing
 from ._templates import TEMPLATES, template_parameters, template_text
 
 __all__ = [
     "TEMPLATES",
     "DeployOutcome",
+    "PlannedChange",
     "StackDeployError",
     "StackEvent",
     "StackOutputs",
     "StackOutputsMissing",
+    "StackPreview",
     "deploy_stack",
+    "preview_stack",
     "template_parameters",
     "template_text",
 ]

@@ -110,17 +110,27 @@ def deploy_stack(
         ValueError: ``template`` is not a shipped template's name.
     """
     body = template_text(template)
-    session = boto3.session.Session(region_name=region_name)
-    retries = {"mode": "standard", "max_attempts": max_attempts or 5}
-    timeouts = {} if connect_timeout is None else {"connect_timeout": connect_timeout}
-    client = session.client(
-        "cloudformation", endpoint_url=endpoint_url, config=Config(retries=retries, **timeouts)
-    )
+    client = cloudformation_client(endpoint_url, region_name, connect_timeout, max_attempts)
     try:
         deployment = Deployment(client, stack_name, on_event)
         return deployment.run(body, parameters, tags=tags, policy=stack_policy(template))
     finally:
         client.close()
+
+
+def cloudformation_client(
+    endpoint_url: str | None,
+    region_name: str | None,
+    connect_timeout: float | None,
+    max_attempts: int | None,
+) -> Any:
+    """A blocking CloudFormation client on boto3's standard chain, with the timeouts and
+    attempts given (botocore's defaults otherwise: 60 s, five attempts)."""
+    session = boto3.session.Session(region_name=region_name)
+    retries = {"mode": "standard", "max_attempts": max_attempts or 5}
+    timeouts = {} if connect_timeout is None else {"connect_timeout": connect_timeout}
+    config = Config(retries=retries, **timeouts)
+    return session.client("cloudformation", endpoint_url=endpoint_url, config=config)
 
 
 class Deployment:
@@ -158,7 +168,7 @@ class Deployment:
         Raises:
             StackOutputsMissing: the stack settled without outputs ``body`` declares.
         """
-        stack = self._describe(self.stack_name)
+        stack = self.describe(self.stack_name)
         action = next_action(self.stack_name, None if stack is None else stack["StackStatus"])
         if stack is not None and action is Action.UPDATE:
             deployed = self._update_existing(stack, body, given, tags, policy)
@@ -189,17 +199,37 @@ class Deployment:
             return StackOutputs(outputs(stack), DeployOutcome.UNCHANGED, str(stack["StackStatus"]))
         return self._settle(stack["StackId"], seen, DeployOutcome.UPDATED)
 
+    def request(
+        self,
+        stack: Mapping[str, Any] | None,
+        body: str,
+        given: Mapping[str, str],
+        tags: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """The ``CreateStack`` (no ``stack`` yet) or ``UpdateStack`` request a deploy sends:
+        parameters given, else kept, upgraded or defaulted (``chosen_parameters``), tags
+        added to the stack's. A change set (``_preview``) takes the same fields."""
+        declared = self._declared(body)
+        previous: dict[str, str] = {}
+        current: dict[str, str] = {}
+        if stack is not None:
+            previous = {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])}
+            given = {**upgrade_defaults(declared, previous), **given}
+            current = {t["Key"]: t["Value"] for t in stack.get("Tags", [])}
+        request: dict[str, Any] = {
+            "StackName": self.stack_name if stack is None else stack["StackId"],
+            "TemplateBody": body,
+            "Parameters": chosen_parameters(given, declared, previous),
+            "Capabilities": CAPABILITIES,
+        }
+        if tags:  # without Tags, CloudFormation keeps the stack's; with them, it replaces all
+            request["Tags"] = tag_list({**current, **tags})
+        return request
+
     def _create(
         self, body: str, given: Mapping[str, str], tags: Mapping[str, str], policy: str | None
     ) -> str:
-        request: dict[str, Any] = {
-            "StackName": self.stack_name,
-            "TemplateBody": body,
-            "Parameters": chosen_parameters(given, self._declared(body), {}),
-            "Capabilities": CAPABILITIES,
-        }
-        if tags:
-            request["Tags"] = tag_list(tags)
+        request = self.request(None, body, given, tags)
         if policy is not None:
             request["StackPolicyBody"] = policy
         try:
@@ -211,20 +241,8 @@ class Deployment:
         self, stack: Mapping[str, Any], body: str, given: Mapping[str, str], tags: Mapping[str, str]
     ) -> bool:
         """Start an update; ``False`` if CloudFormation found nothing to change."""
-        previous = {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])}
-        declared = self._declared(body)
-        given = {**upgrade_defaults(declared, previous), **given}
-        request: dict[str, Any] = {
-            "StackName": stack["StackId"],
-            "TemplateBody": body,
-            "Parameters": chosen_parameters(given, declared, previous),
-            "Capabilities": CAPABILITIES,
-        }
-        if tags:  # without Tags, CloudFormation keeps the stack's; with them, it replaces all
-            current = {t["Key"]: t["Value"] for t in stack.get("Tags", [])}
-            request["Tags"] = tag_list({**current, **tags})
         try:
-            self.client.update_stack(**request)
+            self.client.update_stack(**self.request(stack, body, given, tags))
         except ClientError as error:
             if _message(error) == "No updates are to be performed.":
                 return False
@@ -254,7 +272,7 @@ class Deployment:
         status, events = self._wait(stack_id, seen)
         if status not in SUCCEEDED:
             raise deploy_failure(self.stack_name, status, events)
-        stack = self._describe(stack_id)
+        stack = self.describe(stack_id)
         return StackOutputs({} if stack is None else outputs(stack), outcome, status)
 
     def _wait(self, stack_id: str, seen: str | None) -> tuple[str, list[StackEvent]]:
@@ -266,7 +284,7 @@ class Deployment:
         deadline = self.clock() + self.timeout
         events: list[StackEvent] = []
         while True:
-            stack = self._describe(stack_id)
+            stack = self.describe(stack_id)
             status = "DELETE_COMPLETE" if stack is None else str(stack["StackStatus"])
             fresh = self._events_since(stack_id, seen)
             for event in fresh:
@@ -300,7 +318,7 @@ class Deployment:
         events = page.get("StackEvents", [])
         return str(events[0]["EventId"]) if events else None
 
-    def _describe(self, stack: str) -> dict[str, Any] | None:
+    def describe(self, stack: str) -> dict[str, Any] | None:
         """The stack (by name or id), or ``None`` if there is none."""
         try:
             stacks = self.client.describe_stacks(StackName=stack)["Stacks"]
