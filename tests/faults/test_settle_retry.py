@@ -14,6 +14,7 @@ tests count, not seconds.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -164,6 +165,14 @@ def heartbeats(faulty_aws: FaultyAws, recover: Callable[[list[bool]], bool]) -> 
     return store
 
 
+async def claimed(queue: JobQueue, job_id: str, timeout: float = 20.0) -> None:
+    """Wait until ``job_id`` runs: its completion is then throttled for three leases."""
+    deadline = time.monotonic() + timeout
+    while (job := await queue.get(job_id)) is None or job.status is not JobStatus.RUNNING:
+        assert time.monotonic() < deadline, "the job was not claimed in time"
+        await asyncio.sleep(0.05)
+
+
 def twin(store: SqsJobStore, endpoint: str) -> SqsJobStore:
     """The store as another worker process would open it (its own clients and claims)."""
     return SqsJobStore(
@@ -200,10 +209,12 @@ async def test_a_completion_throttled_for_three_leases_completes_on_the_final_at
     other = JobWorker(
         JobQueue(other_store), {"label.print": lambda ctx: elsewhere.append(ctx.job.id)}
     )
-    other.start()
     try:
         with caplog.at_level(logging.INFO, logger="sqsjobs"):
-            assert await worker.run_once()
+            run = asyncio.create_task(worker.run_once())
+            await claimed(queue, job.id)  # the other poller comes after: it may not win it
+            other.start()
+            assert await run
         done = await queue.get(job.id)
     finally:
         faulty_aws.injector.stop()

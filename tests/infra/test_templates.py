@@ -27,7 +27,6 @@ from sqsjobs.aws.wire.items import (
 from sqsjobs.aws.wire.presence import presence_pk
 from sqsjobs.aws.wire.slots import slot_pk
 from sqsjobs.aws.wire.sqs import MAX_BODY_BYTES, MAX_VISIBILITY, RETENTION_MARGIN
-from sqsjobs.infra import TEMPLATES
 from sqsjobs.infra._deploy import PROTECTED, stack_policy
 
 from .iam import like
@@ -35,10 +34,9 @@ from .support import load_template, references, resources, sample_job
 
 MAIN = load_template("sqsjobs")
 QUEUE = load_template("sqsjobs-queue")
-BOTH = pytest.mark.parametrize("template", [MAIN, QUEUE], ids=list(TEMPLATES))
-BY_NAME = pytest.mark.parametrize(
-    ("name", "template"), list(zip(TEMPLATES, [MAIN, QUEUE], strict=True))
-)
+JOBS = ("sqsjobs", "sqsjobs-queue")  # the templates with a job queue, of all TEMPLATES
+BOTH = pytest.mark.parametrize("template", [MAIN, QUEUE], ids=list(JOBS))
+BY_NAME = pytest.mark.parametrize(("name", "template"), list(zip(JOBS, [MAIN, QUEUE], strict=True)))
 DLQ_RETENTION = 1_209_600  # 14 days, the SQS maximum
 # sqsjobs.yaml only: about the table.
 TABLE_PARAMETERS = {"DeletionProtectionEnabled", "KeepStatusIndex"}

@@ -34,6 +34,7 @@ from ..infra import (
 )
 from ._config import AwsConfig, aws_options
 from ._errors import CommandFailed, usage_error
+from ._infra_package import package
 from ._preview import preview_view
 from ._render import literal, mapping_table, output_console
 
@@ -43,6 +44,9 @@ EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
 @click.group()
 def infra() -> None:
     """Print or deploy the CloudFormation templates (table, queues, DLQ, policies)."""
+
+
+infra.add_command(package)
 
 
 @infra.command()

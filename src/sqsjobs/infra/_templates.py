@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-TEMPLATES = ("sqsjobs", "sqsjobs-queue")
+TEMPLATES = ("sqsjobs", "sqsjobs-queue", "sqsjobs-ecs-worker", "sqsjobs-lambda-worker")
 
 
 def template_text(name: str = "sqsjobs") -> str:
