@@ -27,7 +27,9 @@ from ..infra import (
     StackEvent,
     StackOutputs,
     StackOutputsMissing,
+    WorkerSetupError,
     deploy_stack,
+    job_parameters_for,
     preview_stack,
     template_parameters,
     template_text,
@@ -35,6 +37,7 @@ from ..infra import (
 from ._config import AwsConfig, aws_options
 from ._errors import CommandFailed, usage_error
 from ._infra_package import package
+from ._infra_workers import chosen_worker, deploy_worker, preview_worker, worker_options
 from ._preview import preview_view
 from ._render import literal, mapping_table, output_console
 
@@ -110,6 +113,7 @@ def parse_parameters(
     help="Change nothing: print the parameters the deploy would pass and the changes "
     "CloudFormation computes for them (a change set, deleted once read).",
 )
+@worker_options(parse_parameters)
 @aws_options
 def deploy(
     stack: str,
@@ -117,17 +121,31 @@ def deploy(
     parameters: dict[str, str],
     tags: dict[str, str],
     dry_run: bool,
+    ecs_worker: bool,
+    lambda_worker: bool,
+    worker_parameters: dict[str, str],
     aws: AwsConfig,
 ) -> None:
-    """Create or update a stack, show its progress, and print its outputs.
+    """Create or update a stack, show its progress, and print its outputs; with
+    --ecs-worker or --lambda-worker, then the stack of its workers.
 
-    Every ``-p`` key is checked against the template's parameters before anything is
-    sent, so a typo is refused (exit 2, naming the valid keys) instead of half-deploying.
+    Every ``-p`` and ``-w`` key is checked against its template's parameters before
+    anything is sent, so a typo is refused (exit 2, naming the valid keys) instead of
+    half-deploying.
     """
     check_parameters(template_name, parameters)
+    kinds = {"ecs": ecs_worker, "lambda": lambda_worker}
+    worker = chosen_worker(stack, template_name, kinds, worker_parameters)
+    if worker is not None:
+        try:
+            parameters = job_parameters_for(worker, parameters)
+        except WorkerSetupError as error:
+            raise usage_error(str(error)) from error
     console = output_console()
     if dry_run:
         show_preview(console, stack, template_name, parameters, tags, aws)
+        if worker is not None:
+            preview_worker(console, worker, tags, aws)
         return
     try:
         outputs = deploy_with_progress(
@@ -143,6 +161,8 @@ def deploy(
         # missing and the fix are what the operator acts on.
         raise CommandFailed(str(error)) from error
     console.print(mapping_table(f"Outputs of stack {stack}", "output", "value", outputs))
+    if worker is not None:
+        deploy_worker(console, worker, outputs, tags, aws, deploy_with_progress)
 
 
 def show_preview(

@@ -11,9 +11,10 @@ This package imports only boto3 (blocking): ``sqsjobs infra`` is a one-off comma
 """
 
 from ._deploy import deploy_stack
-from ._preview import PlannedChange, StackPreview, preview_stack
+from ._preview import PlannedChange, StackPreview, current_outputs, preview_stack
 from ._stack import DeployOutcome, StackDeployError, StackEvent, StackOutputs, StackOutputsMissing
 from ._templates import TEMPLATES, template_parameters, template_text
+from ._workers import WorkerSetupError, WorkerStack, job_parameters_for, worker_stack
 
 __all__ = [
     "TEMPLATES",
@@ -24,8 +25,13 @@ __all__ = [
     "StackOutputs",
     "StackOutputsMissing",
     "StackPreview",
+    "WorkerSetupError",
+    "WorkerStack",
+    "current_outputs",
     "deploy_stack",
+    "job_parameters_for",
     "preview_stack",
     "template_parameters",
     "template_text",
+    "worker_stack",
 ]

@@ -23,7 +23,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
-from ._deploy import NO_PARAMETERS, NO_TAGS, Deployment, cloudformation_client
+from ._deploy import NO_PARAMETERS, NO_TAGS, Deployment, cloudformation_client, outputs
 from ._stack import Action, StackDeployError, next_action
 from ._templates import template_text
 
@@ -80,6 +80,23 @@ def preview_stack(
         return Preview(client, stack_name).run(body, parameters, tags)
     finally:
         client.close()
+
+
+def current_outputs(
+    stack_name: str,
+    *,
+    endpoint_url: str | None = None,
+    region_name: str | None = None,
+    connect_timeout: float | None = None,
+    max_attempts: int | None = None,
+) -> dict[str, str] | None:
+    """The outputs stack ``stack_name`` has now; ``None`` if there is no such stack."""
+    client = cloudformation_client(endpoint_url, region_name, connect_timeout, max_attempts)
+    try:
+        stack = Deployment(client, stack_name).describe(stack_name)
+    finally:
+        client.close()
+    return None if stack is None else outputs(stack)
 
 
 class Preview:

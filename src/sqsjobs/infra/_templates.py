@@ -44,6 +44,27 @@ def template_parameters(name: str = "sqsjobs") -> tuple[str, ...]:
     return tuple(names)
 
 
+def parameters_without_default(name: str) -> tuple[str, ...]:
+    """The parameters of template ``name`` that declare no ``Default``: a stack of it
+    cannot be made without them. Read from the text as ``template_parameters`` is.
+
+    Raises:
+        ValueError: ``name`` is not one of ``TEMPLATES``.
+    """
+    defaults: dict[str, bool] = {}
+    inside = False
+    current: str | None = None
+    for line in template_text(name).splitlines():
+        if line and not line[0].isspace():
+            inside = line.rstrip() == "Parameters:"
+        elif inside and (found := _PARAMETER.match(line)):
+            current = found[1]
+            defaults[current] = False
+        elif inside and current is not None and _DEFAULT.match(line):
+            defaults[current] = True
+    return tuple(key for key, has_default in defaults.items() if not has_default)
+
+
 def declared_outputs(body: str) -> dict[str, str | None]:
     """The outputs a template's YAML declares, each with its ``Condition`` (``None``: it
     has none, so every stack of the template has it).
@@ -68,3 +89,4 @@ def declared_outputs(body: str) -> dict[str, str | None]:
 
 _PARAMETER = re.compile(r"^  ([A-Za-z0-9]+):\s*$")
 _CONDITION = re.compile(r"^    Condition:\s*(\S+)\s*$")
+_DEFAULT = re.compile(r"^    Default:")
