@@ -86,7 +86,9 @@ class Ledger:
             return "ran in one of two slots"
 
         async def fan_out(ctx: JobContext) -> str:
-            sent = await queue.enqueue("archive", attachment(seed=ctx.attempt), lease=LEASE)
+            payload = attachment(seed=ctx.attempt)
+            # Urgent: its copy goes to the priority lane, from the worker's role.
+            sent = await queue.enqueue("archive", payload, lease=LEASE, priority=7)
             return sent.job.id
 
         registry.add("capped", capped, concurrency=2)
