@@ -70,7 +70,7 @@ COMMANDS: Mapping[str, Lazy] = {
     ),
     "infra": Lazy(
         "._infra:infra",
-        "Print or deploy the CloudFormation templates (table, queues, DLQ, policies).",
+        "Print or deploy the CloudFormation templates (table, queues, workers); package a Lambda.",
     ),
     "jobs": Lazy("._jobs:jobs", "List, show, cancel and retry jobs."),
     "records": Lazy(

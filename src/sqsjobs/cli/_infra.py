@@ -46,7 +46,7 @@ EVENT_COLUMNS = (22, 26, 18)  # widths: logical id, resource type, status
 
 @click.group()
 def infra() -> None:
-    """Print or deploy the CloudFormation templates (table, queues, DLQ, policies)."""
+    """Print or deploy the CloudFormation templates (table, queues, workers); package a Lambda."""
 
 
 infra.add_command(package)
