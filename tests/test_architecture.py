@@ -1,5 +1,6 @@
 """The package's shape, as docs/architecture.md states it: no import cycle anywhere, a
-root of public faces only, the layers in their order, and every import the README shows.
+root of public faces only, the layers in their order, no module reaching into another
+package's private modules, and every import the README shows.
 
 Every import counts, those inside functions and under ``if TYPE_CHECKING:`` too: each is a
 dependency a reader has to follow, whenever it loads.
@@ -38,7 +39,8 @@ AWS_LAYERS: tuple[tuple[str, ...], ...] = (
     ("_cron_handler",),
     ("lambda_",),
 )
-ROOT_FACES = {"__init__.py", "__main__.py", "py.typed"}
+# ``store.py`` is ``sqsjobs.store``, the store SPI's public face for store authors.
+ROOT_FACES = {"__init__.py", "__main__.py", "py.typed", "store.py"}
 
 
 def module_name(path: Path) -> str:
@@ -170,6 +172,39 @@ def test_no_aws_module_imports_an_aws_layer_above_its_own() -> None:
         if name.startswith("sqsjobs.aws.")
     }
     assert {name: targets for name, targets in upward.items() if targets} == {}
+
+
+def private_owner(module: str) -> str | None:
+    """The package a private module (a ``_name`` part, not a dunder) belongs to, if any."""
+    parts = module.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:index])
+    return None
+
+
+def test_private_owner_finds_the_package_of_the_first_private_part() -> None:
+    assert private_owner("sqsjobs.contrib.dashboard._fence") == "sqsjobs.contrib.dashboard"
+    assert private_owner("sqsjobs.cli._dashboard") == "sqsjobs.cli"
+    assert private_owner("sqsjobs.core.store") is None
+    assert private_owner("sqsjobs.__main__") is None
+
+
+def test_no_module_imports_a_private_module_of_another_package() -> None:
+    """A package's ``_name`` modules are its own: others import its public face (its
+    ``__init__``, or a module without the underscore). Its own modules and subpackages
+    may import them."""
+    reaching = {
+        name: sorted(
+            target
+            for target in targets
+            if (owner := private_owner(target)) is not None
+            and name != owner
+            and not name.startswith(f"{owner}.")
+        )
+        for name, targets in import_graph().items()
+    }
+    assert {name: targets for name, targets in reaching.items() if targets} == {}
 
 
 def readme_imports() -> list[str]:

@@ -213,6 +213,24 @@ def test_the_emulators_retention_check_gives_motos_answer_without_reading_the_qu
     assert answers == [True, True, False, False]
 
 
+def test_the_emulators_fifo_group_lock_reads_a_snapshot_with_motos_answer(
+    aws_endpoint: str,
+) -> None:
+    """``local_aws`` made a receive read the groups in flight from a copy of the pending
+    messages (moto iterated the live set while concurrent requests changed it)."""
+    from moto.sqs.models import Queue, SQSBackend
+
+    backend = SQSBackend("eu-west-3", "210987654321")
+    backend.create_queue("orders.fifo", FifoQueue="true", ContentBasedDeduplication="true")
+    for n, group in enumerate(("acme", "acme", "globex", "initech")):
+        backend.send_message("orders.fifo", f"zoë {n}", group_id=group)
+    backend.receive_message("orders.fifo", 10, 0, 30)
+    queue = backend.get_queue("orders.fifo")
+    patched = Queue.__dict__["pending_message_groups"].fget
+    original = patched.replaced.fget
+    assert patched(queue) == original(queue) == {"acme", "globex", "initech"}
+
+
 def test_the_endpoint_follows_the_standard_environment(
     aws_endpoint: str, prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -125,8 +125,13 @@ def test_every_option_reaches_the_stored_record(cli_env: Env) -> None:
         "acme-7",
         "--group",
         "acme-7/reports",
+        "--label",
+        "team=finanzen",
+        "--label",
+        "Quelle=Import 7 — ü=ok",
     )
     assert datetime.fromisoformat(record["run_at"]) == when
+    assert record["labels"] == {"team": "finanzen", "Quelle": "Import 7 — ü=ok"}
     assert {name: record[name] for name in OPTIONS} == {
         "queue": "reports",
         "status": "delayed",
@@ -184,6 +189,10 @@ FAR = (datetime.now(UTC) + timedelta(days=400)).isoformat()
         (["--payload", "@"], "expected a file name after '@'"),
         (["--payload", '{"a": 1, "a": 2}'], "not valid JSON: key 'a' appears twice"),
         (["--payload", "[1, Infinity]"], "Infinity is not a JSON number"),
+        (["--label", "team"], "expected KEY=VALUE, got 'team'"),
+        (["--label", "=billing"], "label key must be 1 to 64 printable characters"),
+        (["--label", "a=b\tc"], "label 'a' must be 0 to 128 printable characters"),
+        ([f"--label=k{n}=v" for n in range(11)], "labels hold at most 10 entries, not 11"),
     ],
 )
 def test_bad_values_exit_2_naming_what_is_allowed(

@@ -38,6 +38,7 @@ JOB_FIELDS = {
     "last_traceback",  # the handler's frames of the failure last_error names, when it had any
     "history",  # the last 10 attempts and operator actions, oldest first
     "history_count",  # every entry ever written: how many the bounded history left out
+    "labels",  # free-form tags given at enqueue (core.fields), {} when none
     "group",
     "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",

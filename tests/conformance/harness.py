@@ -26,7 +26,8 @@ import pytest
 from sqsjobs import EnqueueResult, Job, JobFilter, JobPage, JobStore, SyncJobStore
 from sqsjobs.core.presence import WorkerPresence
 from sqsjobs.core.reports import RedriveProgress, RedriveReport
-from sqsjobs.core.store import SyncPresenceStore, SyncRedriveStore, SyncRetryStore
+
+from .capabilities import SyncPresenceStore, SyncRedriveStore, SyncRetryStore
 
 QUEUES = ("default", "other")
 # Every harness builds its store with these, so retention tests need only a short wait.

@@ -16,9 +16,10 @@ from typing import Any
 
 from sqsjobs import JobFilter, JobStatus
 from sqsjobs.core.presence import PRESENCE_TTL, WorkerPresence
-from sqsjobs.core.store import PresenceStore, ReconcileStore, StatsStore
 from sqsjobs.core.times import utc
+from sqsjobs.store import PresenceStore, StatsStore
 
+from .capabilities import ReconcileStore
 from .harness import BOTH_FACES, Harness
 from .support import put
 

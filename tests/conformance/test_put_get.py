@@ -39,6 +39,21 @@ async def test_put_returns_the_record_and_get_reads_it_back(harness: Harness) ->
     assert await harness.store.get("0" * 32, harness.now()) is None
 
 
+async def test_labels_are_kept_as_given_through_every_write_and_read(harness: Harness) -> None:
+    """A data field (``core.fields``): stored, copied out, and left by every outcome."""
+    labels = {"team": "billing", "Quelle": "Import 7 — ü", "empty": ""}
+    prepared = build(harness, "mail.send", {"n": 1}, labels=labels)
+    stored = (await harness.store.put(prepared.job, prepared.fingerprint)).job
+    assert stored.labels == labels
+    stored.labels["team"] = "changed by a caller"
+    assert (await get(harness, stored.id)).labels == labels
+    read = await settle(harness, stored, JobStatus.COMPLETED)
+    assert (read.status, read.labels) == (JobStatus.COMPLETED, labels)
+    plain = build(harness, "mail.send", {"n": 2})
+    assert (await harness.store.put(plain.job, plain.fingerprint)).job.labels == {}
+    assert (await get(harness, plain.job.id)).labels == {}
+
+
 async def test_put_of_a_future_job_stores_it_delayed(harness: Harness) -> None:
     now = harness.now()
     job = await put(harness, delay=30, at=now)

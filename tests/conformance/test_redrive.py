@@ -1,5 +1,7 @@
-"""``redrive``, the operator's call that runs every dead job of a queue again, and the
-capability protocols by which the dashboard and the CLI find the operator calls.
+"""``redrive``, the operator's call that runs every dead job of a queue again, and which
+capabilities each store has: those the dashboard and the worker look for
+(``sqsjobs.store``), and the calls only ``SqsJobStore``'s own users make
+(``capabilities.py``), on each face.
 
 On ``SqsJobStore`` a redrive reads the dead-letter queues (where a dead job's copy
 waits); on ``MemoryJobStore``, which has none, the dead records. Either way the jobs it
@@ -14,17 +16,20 @@ import pytest
 
 from sqsjobs import JobConfigError, JobStatus
 from sqsjobs.core.reports import RedriveReport
-from sqsjobs.core.store import (
-    DeadLetterStore,
+from sqsjobs.store import (
     DepthStore,
     JobStore,
     LimitStore,
     PresenceStore,
-    ReconcileStore,
     RedriveStore,
     RetryStore,
     RoutedStore,
     StatsStore,
+)
+
+from .capabilities import (
+    DeadLetterStore,
+    ReconcileStore,
     SyncDeadLetterStore,
     SyncDepthStore,
     SyncPresenceStore,
@@ -33,7 +38,6 @@ from sqsjobs.core.store import (
     SyncRetryStore,
     SyncStatsStore,
 )
-
 from .harness import BOTH_FACES, Harness
 from .support import claim_one, get, put
 

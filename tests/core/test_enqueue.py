@@ -55,6 +55,7 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "last_traceback": None,
         "history": [],  # nothing has happened to it yet
         "history_count": 0,
+        "labels": {},
     }
     assert len(job.id) == 32
     assert prepared.fingerprint is None

@@ -205,3 +205,18 @@ def test_a_redactor_that_returns_no_text_fails_loudly(
     app = make_dashboard(store, error_redactor=lambda text: None)  # type: ignore[arg-type,return-value]
     with local(app) as client, pytest.raises(TypeError, match="error_redactor returned None"):
         client.get(f"/jobs/{seeded.dead}")
+
+
+async def test_labels_show_escaped_and_hide_with_the_payloads() -> None:
+    store = MemoryJobStore()
+    labels = {"team": "billing", "Quelle": "<b>Import 7 ü</b>"}
+    job = (await JobQueue(store).enqueue("sync.ledger", None, labels=labels)).job
+    with local(make_dashboard(store)) as shown:
+        page = shown.get(f"/jobs/{job.id}").text
+    assert (
+        '<dd id="labels"><code>Quelle=&lt;b&gt;Import 7 ü&lt;/b&gt;</code> '
+        "<code>team=billing</code></dd>"
+    ) in page
+    with local(make_dashboard(store, show_payloads=False)) as hidden:
+        page = hidden.get(f"/jobs/{job.id}").text
+    assert '<dd id="labels" class="muted">2 hidden</dd>' in page and "billing" not in page

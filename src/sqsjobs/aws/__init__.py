@@ -7,8 +7,9 @@ only), ``flows`` (one module per operation family, written once for both drivers
 provisioning) and ``transports`` (boto3, aiobotocore).
 
 The public names load on first use: ``SqsJobStore`` brings boto3 but never aiobotocore or
-aiohttp (the asyncio clients are opened on the store's first async call), and the
-operator calls' value types load with their flows.
+aiohttp (the asyncio clients are opened on the store's first async call), its
+configuration ``StoreSettings`` loads no SDK unless given the caller's SDK objects, and
+the operator calls' value types load with their flows.
 """
 
 from __future__ import annotations
@@ -18,9 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
+    from .store.config import StoreSettings
     from .store.sqs_store import SqsJobStore
 
-__all__ = ["DeadLetter", "QueueStats", "ReconcileReport", "RedriveReport", "SqsJobStore"]
+__all__ = [
+    "DeadLetter",
+    "QueueStats",
+    "ReconcileReport",
+    "RedriveReport",
+    "SqsJobStore",
+    "StoreSettings",
+]
 
 _LAZY = {
     "DeadLetter": "..core.reports",
@@ -28,6 +37,7 @@ _LAZY = {
     "ReconcileReport": "..core.reports",
     "RedriveReport": "..core.reports",
     "SqsJobStore": ".store.sqs_store",
+    "StoreSettings": ".store.config",
 }
 
 

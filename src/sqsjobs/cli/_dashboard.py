@@ -106,7 +106,7 @@ def checked_hosts(names: tuple[str, ...]) -> tuple[str, ...]:
             "directly, so any web page could rebind its own name to it"
         )
     try:
-        from ..contrib.dashboard._fence import allowed_names
+        from ..contrib.dashboard import allowed_names
     except ImportError:
         return names  # the command itself says which extra to install
     try:

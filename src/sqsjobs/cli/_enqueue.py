@@ -29,6 +29,7 @@ from rich.text import Text
 
 from .. import EnqueueResult, JobConfigError, JobRegistry, SyncJobQueue
 from ..core.defaults import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT
+from ..core.fields import LABELS_MAX, check_labels
 from ..core.validation import (
     DELAY,
     LEASE,
@@ -76,6 +77,25 @@ def checked(rule: Callable[[Any], T]) -> Callable[[click.Context, click.Paramete
             raise click.BadParameter(str(refused), ctx, param) from None
 
     return callback
+
+
+def parsed_labels(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str] | None:
+    """``--label KEY=VALUE`` options as the mapping ``enqueue(labels=...)`` takes, checked
+    by its rule (``core.fields.check_labels``); none given is ``None``."""
+    if not values:
+        return None
+    labels: dict[str, str] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", ctx, param)
+        labels[key] = text
+    try:
+        return check_labels(labels)
+    except ValueError as refused:
+        raise click.BadParameter(str(refused), ctx, param) from None
 
 
 def aware_instant(value: str) -> datetime:
@@ -155,45 +175,36 @@ def aware_instant(value: str) -> datetime:
     help="Message group: on a FIFO queue its jobs run one at a time, in order "
     "(default: the tenant, else the queue).",
 )
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=parsed_labels,
+    help=f"A free-form tag kept on the job (repeat for more, at most {LABELS_MAX}), "
+    "e.g. --label team=billing.",
+)
 @json_option("the job as one object (for a duplicate, the existing job)")
 @store_options
 def enqueue(
     name: str,
     app: JobRegistry | None,
     payload: Any,
-    queue: str | None,
-    delay: float | None,
-    run_at: datetime | None,
-    priority: int,
-    max_attempts: int | None,
-    timeout: float | None,
-    lease: float | None,
-    idempotency_key: str | None,
-    tenant: str | None,
-    group: str | None,
     as_json: bool,
     store: StoreConfig,
+    **options: Any,
 ) -> None:
-    """Enqueue job NAME; print its id and whether it was a duplicate."""
-    if delay is not None and run_at is not None:
+    """Enqueue job NAME; print its id and whether it was a duplicate.
+
+    Every other option is ``enqueue()``'s of the same name, passed through as it is
+    (``core.options``): the library checks it, and its refusal is bad usage.
+    """
+    if options["delay"] is not None and options["run_at"] is not None:
         raise click.UsageError("Pass --delay or --run-at, not both.")
     with store.open() as jobs:
         producer = SyncJobQueue(jobs, default_queue=default_queue(jobs), registry=app)
         try:
-            result = producer.enqueue(
-                name,
-                payload,
-                queue=queue,
-                idempotency_key=idempotency_key,
-                tenant=tenant,
-                group=group,
-                delay=delay,
-                run_at=run_at,
-                priority=priority,
-                max_attempts=max_attempts,
-                timeout=timeout,
-                lease=lease,
-            )
+            result = producer.enqueue(name, payload, **options)
         except JobConfigError as error:
             raise usage_error(error) from error
     if as_json:

@@ -1,8 +1,9 @@
 """``sqsjobs infra package``: a Lambda deployment zip of the application's jobs.
 
-The work is ``infra._package``'s; this turns its refusals into bad usage (exit 2) and
-pip's failures into one error line (exit 1), and says what it wrote: the zip's size,
-the handler settings of its three entry points, and the template that deploys it.
+The work is ``sqsjobs.infra.build_package``'s; this turns its refusals into bad usage
+(exit 2) and pip's failures into one error line (exit 1), and says what it wrote: the
+zip's size, the handler settings of its three entry points, and the template that
+deploys it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..infra._package import (
+from ..infra import (
     DEFAULT_ARCH,
     DEFAULT_PYTHON,
     EXTRAS,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import JobConfigError, JobPage
 from ..core.requests import ended_only
-from ..producer.enqueue import list_filter
+from ..producer.listing import ListOptions
 from ._errors import usage_error
 
 if TYPE_CHECKING:
@@ -87,14 +87,16 @@ class Listing:
 
     def _page(self, store: SqsJobStore, cursor: str | None) -> JobPage:
         """A page read through the store's SPI, the one call that takes the order."""
+        options = ListOptions(
+            queue=self.queue,
+            status=self.statuses or None,
+            name=self.name,
+            tenant=self.tenant,
+            limit=self.limit,
+            cursor=cursor,
+        )
         try:
-            filter, limit = list_filter(
-                queue=self.queue,
-                status=self.statuses or None,
-                name=self.name,
-                tenant=self.tenant,
-                limit=self.limit,
-            )
+            filter, limit, cursor = options.query()
             filter = dataclasses.replace(filter, newest_first=self.newest_first)
             return store.sync.list(filter, limit, cursor, time.time())
         except JobConfigError as error:

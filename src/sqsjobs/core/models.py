@@ -80,6 +80,9 @@ class Job(BaseModel):
     # histories were kept.
     history: list[HistoryEntry] = Field(default_factory=list)
     history_count: int = 0
+    # Free-form tags given at enqueue (``enqueue(labels=...)``), kept and returned as
+    # they were; a data field (``core.fields``), empty on records written without any.
+    labels: dict[str, str] = Field(default_factory=dict)
 
 
 def untenanted_group(queue: str) -> str:

@@ -16,10 +16,12 @@ added here and not there fails ``tests/core/test_options.py``.
     max_attempts     attempts before it is dead (default: the handler's, else the producer's)
     timeout          seconds a run may take before it is cancelled and retried
     lease            seconds a claim holds the job between heartbeats
+    labels           free-form tags kept on the record (``core.fields``)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
@@ -38,6 +40,7 @@ class CronOptions(TypedDict, total=False):
     max_attempts: int | None
     timeout: float | timedelta | None
     lease: float | timedelta | None
+    labels: Mapping[str, str] | None
 
 
 class EnqueueOptions(CronOptions, total=False):

@@ -6,7 +6,7 @@ the handler's import stays free of building their classes (``bench/lambda_import
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +39,7 @@ class EnqueueRequest:
     max_attempts: int | None = None
     timeout: float | timedelta | None = None
     lease: float | timedelta | None = None
+    labels: Mapping[str, str] | None = None
 
 
 StatusFilter = JobStatus | str | Iterable[JobStatus | str] | None  # list()'s status=

@@ -1,4 +1,4 @@
-"""The store SPI: what a backend implements so queues and workers can use it.
+"""The store SPI: what a backend implements so queues, workers and the dashboard can use it.
 
 ``JobStore`` is the async contract the worker and ``JobQueue`` speak. ``SyncJobStore`` is
 the producer subset, blocking, for ``SyncJobQueue``; a store offers it as its ``sync``
@@ -8,23 +8,38 @@ async face still works with ``SyncJobQueue``: each call then runs on a private e
 with ``run_at`` returns a job that may not start yet (a limit, a tenant's cap) as
 ``delayed`` until then, its attempt not counted.
 
-The operator's calls are one protocol per capability, each with its blocking twin on
-the store's ``sync`` face, since not every store has each:
+The other protocols are capabilities, which not every store has. Every protocol is in
+this module because something in sqsjobs looks for it on whatever store it was given,
+by ``isinstance`` (all are runtime-checkable; ``SyncJobStore`` is looked for as the
+store's ``sync``), and does without it where the store lacks it, as the last column says:
 
-    capability        calls                      MemoryJobStore   SqsJobStore
-    RetryStore        retry                      yes              yes
-    RedriveStore      redrive                    yes (its dead)   yes (its DLQs)
-    StatsStore        stats                      no               yes
-    DepthStore        dead_letter_depths         no               yes
-    DeadLetterStore   dead_letters               no               yes
-    ReconcileStore    reconcile                  no               yes
-    RoutedStore       queue_urls                 no               yes
-    PresenceStore     put_presence, end_presence yes              yes
-                      presences
+    protocol              memory      sqs         who looks for it (and without it)
+    JobStore              yes         yes         JobQueue, JobWorker, the Lambda handler;
+                                                  make_dashboard (refused)
+    SyncJobStore          yes (sync)  yes (sync)  SyncJobQueue, on ``sync`` (a loop per call)
+    LimitStore            yes         yes         the run of a limited handler (refused)
+    CancelledClaimsStore  no          yes         a stopping worker (nothing to wait for)
+    SteppedDelayStore     no          yes         a retry's log line (the delay as asked)
+    RetryStore            yes         yes         the dashboard's Retry (no button)
+    RedriveStore          yes (dead)  yes (DLQs)  the dashboard's Redrive (redrives none)
+    StatsStore            no          yes         the dashboard's counts (read from records)
+    DepthStore            no          yes         the dashboard's DLQ depths (from stats)
+    RoutedStore           no          yes         the dashboard's queues (those in records)
+    PresenceStore         yes         yes         the worker and the Lambda handler write it
+                                                  (not kept), the dashboard reads it
 
-The dashboard, the CLI and the Lambda handlers find a capability by these protocols
-(``isinstance``, as they are runtime-checkable) and define none of their own; the
-conformance suite runs each call on every store that has it, through both faces.
+So their users are the producers, the worker, the Lambda handler and the dashboard, and
+whoever writes a store implements them: ``sqsjobs.store`` re-exports them for store
+authors, and the package's own modules import them from here. The conformance suite
+runs each call on every store that has it, through both faces (``tests/conformance/``),
+and ``tests/test_public_store_api.py`` checks this table against both stores.
+
+The command line is an ``SqsJobStore`` tool, not a user of these protocols: it opens its
+store from a stack or the ``SQSJOBS_*`` environment, which only ``SqsJobStore`` has
+(``cli/_config.py``), and calls that class and its ``sync`` face directly, as
+``make_reconcile_handler`` does. So there is no protocol for what only they call
+(``dead_letters``, ``reconcile``, the operator calls on ``sync``); the conformance suite
+keeps its own (``tests/conformance/capabilities.py``) to check the stores have them.
 
 Times are epoch seconds from the caller's clock; the store never reads a clock of its
 own for decisions a caller passed ``now`` for.
@@ -41,7 +56,7 @@ from .models import Job
 
 if TYPE_CHECKING:
     from .presence import WorkerPresence
-    from .reports import DeadLetter, QueueStats, ReconcileReport, RedriveProgress, RedriveReport
+    from .reports import QueueStats, RedriveProgress, RedriveReport
     from .requests import EnqueueResult, JobFilter, JobPage
 
 
@@ -166,24 +181,6 @@ class DepthStore(Protocol):
 
 
 @runtime_checkable
-class DeadLetterStore(Protocol):
-    """The messages waiting in the dead-letter queues, with their jobs; none removed."""
-
-    async def dead_letters(
-        self, queue: str | None = None, *, limit: int = 100, name: str | None = None
-    ) -> list[DeadLetter]: ...
-
-
-@runtime_checkable
-class ReconcileStore(Protocol):
-    """One reconciler pass: lost messages re-sent, redriven jobs recorded dead."""
-
-    async def reconcile(
-        self, *, grace: float = 900.0, queues: Sequence[str] | None = None
-    ) -> ReconcileReport: ...
-
-
-@runtime_checkable
 class RoutedStore(Protocol):
     """A store configured with named queues (their URLs), known without a request."""
 
@@ -205,55 +202,6 @@ class PresenceStore(Protocol):
 
 
 @runtime_checkable
-class SyncRetryStore(Protocol):
-    def retry(self, job_id: str, now: float) -> bool: ...
-
-
-@runtime_checkable
-class SyncRedriveStore(Protocol):
-    def redrive(
-        self,
-        queue: str | None = None,
-        *,
-        limit: int | None = None,
-        on_progress: RedriveProgress | None = None,
-        name: str | None = None,
-    ) -> RedriveReport: ...
-
-
-@runtime_checkable
-class SyncStatsStore(Protocol):
-    def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]: ...
-
-
-@runtime_checkable
-class SyncDepthStore(Protocol):
-    def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]: ...
-
-
-@runtime_checkable
-class SyncDeadLetterStore(Protocol):
-    def dead_letters(
-        self, queue: str | None = None, *, limit: int = 100, name: str | None = None
-    ) -> list[DeadLetter]: ...
-
-
-@runtime_checkable
-class SyncReconcileStore(Protocol):
-    def reconcile(
-        self, *, grace: float = 900.0, queues: Sequence[str] | None = None
-    ) -> ReconcileReport: ...
-
-
-@runtime_checkable
-class SyncPresenceStore(Protocol):
-    def put_presence(self, presence: WorkerPresence) -> None: ...
-
-    def end_presence(self, worker_id: str, now: float) -> None: ...
-
-    def presences(self, now: float) -> list[WorkerPresence]: ...
-
-
 class SyncJobStore(Protocol):
     def put(self, job: Job, fingerprint: str | None) -> EnqueueResult: ...
 
@@ -310,3 +258,36 @@ def watch_claims(store: Any, worker_id: str, watcher: ClaimWatcher | None) -> No
     watch = getattr(store, "watch_claims", None)
     if watch is not None:
         watch(worker_id, watcher)
+
+
+# Declared here in 0.2; nothing in sqsjobs looks for them (``core.operator_calls``).
+_MOVED = frozenset(
+    {
+        "DeadLetterStore",
+        "ReconcileStore",
+        "SyncRetryStore",
+        "SyncRedriveStore",
+        "SyncStatsStore",
+        "SyncDepthStore",
+        "SyncDeadLetterStore",
+        "SyncReconcileStore",
+        "SyncPresenceStore",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The protocols 0.2 declared here, still importable, with a ``DeprecationWarning``."""
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from . import operator_calls
+
+    warnings.warn(
+        f"sqsjobs.core.store.{name} is deprecated: nothing in sqsjobs looks for it; "
+        f"import it from sqsjobs.core.operator_calls, or check for SqsJobStore",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(operator_calls, name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..core.fields import DATA_FIELDS
 from ..core.history import (
     ATTEMPT,
     COMPLETED,
@@ -58,6 +59,8 @@ class Record:
     history: list[HistoryEntry] = field(default_factory=list)  # frozen entries: shared safely
     history_count: int = 0
     started_at: float | None = None  # when the running attempt was claimed
+    # The data fields (``core.fields``) not at their empty value, as JSON text.
+    data_json: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -87,6 +90,11 @@ class Record:
             fingerprint=fingerprint,
             group=job.group,
             trace_context=None if job.trace_context is None else dict(job.trace_context),
+            data_json={
+                f.name: dump_json(getattr(job, f.name))
+                for f in DATA_FIELDS
+                if getattr(job, f.name) != f.empty
+            },
         )
 
     def to_job(self) -> Job:
@@ -118,6 +126,7 @@ class Record:
             last_traceback=self.last_traceback,
             history=list(self.history),
             history_count=self.history_count,
+            **{name: json.loads(value) for name, value in self.data_json.items()},
         )
 
     def set_error(self, error: str) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.backoff import Backoff
 from ..core.errors import JobConfigError
+from ..core.fields import DATA_FIELDS
 from ..core.idempotency import fingerprint as fingerprint_of
 from ..core.lifecycle import initial_status
 from ..core.models import Job, JobStatus, untenanted_group
@@ -201,6 +202,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         result=None,
         group=group,
         timeout_explicit=request.timeout is not None,
+        **{field.name: field.check(getattr(request, field.name)) for field in DATA_FIELDS},
     )
     return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))
 

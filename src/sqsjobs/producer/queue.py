@@ -1,9 +1,10 @@
 """The producer façades: ``JobQueue`` (async) and ``SyncJobQueue`` (blocking).
 
 Both hold a ``QueueConfig`` and call ``enqueue.prepare`` for everything before the store;
-each I/O method is a few lines: prepare, one store call, log. ``SyncJobQueue`` talks to the
-store's blocking face, so a Django view or a Lambda function enqueues without an event
-loop and without importing aioboto3.
+each I/O method is a few lines: prepare, one store call, log. ``list`` and its keywords
+come from ``listing`` (declared once for the façades and their tenant views).
+``SyncJobQueue`` talks to the store's blocking face, so a Django view or a Lambda
+function enqueues without an event loop and without importing aioboto3.
 
 Given ``registry=``, a producer fills the options an enqueue leaves out (queue,
 max_attempts, timeout, lease) from what the job's handler declares; an explicit argument
@@ -29,12 +30,13 @@ from ..core.errors import JobBatchError
 from ..core.history import acting
 from ..core.models import Job
 from ..core.options import EnqueueOptions, enqueue_request
-from ..core.requests import EnqueueRequest, EnqueueResult, JobPage, StatusFilter
+from ..core.requests import EnqueueRequest, EnqueueResult, JobPage
 from ..core.store import JobStore, SyncJobStore, sync_face
 from ..core.validation import check_tenant
 from ..observe.log import Event, default_logger, log_event
 from ..observe.tracing import enqueue_span
-from .enqueue import Prepared, QueueConfig, list_filter, prepare, prepare_many
+from .enqueue import Prepared, QueueConfig, prepare, prepare_many
+from .listing import AsyncListing, ListOptions, SyncListing
 from .tenant import SyncTenantJobQueue, TenantJobQueue
 
 if TYPE_CHECKING:
@@ -136,8 +138,8 @@ class _BaseQueue:
         return cancelled
 
 
-class JobQueue(_BaseQueue):
-    """Enqueue, read and cancel jobs from async code."""
+class JobQueue(_BaseQueue, AsyncListing):
+    """Enqueue, read, cancel and list jobs from async code (``list``: ``AsyncListing``)."""
 
     def for_tenant(self, tenant: str) -> TenantJobQueue:
         """A view that enqueues for ``tenant`` and reads, cancels and lists only its jobs.
@@ -181,23 +183,12 @@ class JobQueue(_BaseQueue):
         cancelled = await acting(self.store.cancel, job_id, self.clock(), by=by)
         return self._logged_cancel(job_id, cancelled)
 
-    async def list(
-        self,
-        *,
-        queue: str | None = None,
-        status: StatusFilter = None,
-        name: str | None = None,
-        tenant: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> JobPage:
-        filter, limit = list_filter(
-            queue=queue, status=status, name=name, tenant=tenant, limit=limit
-        )
+    async def _list_page(self, options: ListOptions) -> JobPage:
+        filter, limit, cursor = options.query()
         return await self.store.list(filter, limit, cursor, self.clock())
 
 
-class SyncJobQueue(_BaseQueue):
+class SyncJobQueue(_BaseQueue, SyncListing):
     """``JobQueue``'s blocking twin, for Lambda functions, Django, Flask and scripts."""
 
     @cached_property
@@ -241,17 +232,6 @@ class SyncJobQueue(_BaseQueue):
         cancelled = acting(self._sync.cancel, job_id, self.clock(), by=by)
         return self._logged_cancel(job_id, cancelled)
 
-    def list(
-        self,
-        *,
-        queue: str | None = None,
-        status: StatusFilter = None,
-        name: str | None = None,
-        tenant: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> JobPage:
-        filter, limit = list_filter(
-            queue=queue, status=status, name=name, tenant=tenant, limit=limit
-        )
+    def _list_page(self, options: ListOptions) -> JobPage:
+        filter, limit, cursor = options.query()
         return self._sync.list(filter, limit, cursor, self.clock())

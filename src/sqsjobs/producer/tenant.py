@@ -26,7 +26,8 @@ from typing import Any, Protocol, Unpack
 from ..core.errors import JobConfigError
 from ..core.models import Job
 from ..core.options import EnqueueOptions
-from ..core.requests import EnqueueRequest, EnqueueResult, JobPage, StatusFilter
+from ..core.requests import EnqueueRequest, EnqueueResult, JobPage
+from .listing import AsyncListing, ListOptions, SyncListing
 
 
 class AsyncProducer(Protocol):
@@ -42,16 +43,7 @@ class AsyncProducer(Protocol):
 
     async def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
 
-    async def list(
-        self,
-        *,
-        queue: str | None = None,
-        status: StatusFilter = None,
-        name: str | None = None,
-        tenant: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> JobPage: ...
+    async def _list_page(self, options: ListOptions) -> JobPage: ...
 
 
 class SyncProducer(Protocol):
@@ -67,16 +59,7 @@ class SyncProducer(Protocol):
 
     def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
 
-    def list(
-        self,
-        *,
-        queue: str | None = None,
-        status: StatusFilter = None,
-        name: str | None = None,
-        tenant: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> JobPage: ...
+    def _list_page(self, options: ListOptions) -> JobPage: ...
 
 
 class _TenantBound:
@@ -115,8 +98,12 @@ class _TenantBound:
     def _mine(self, job: Job | None) -> Job | None:
         return job if job is not None and job.tenant == self._tenant else None
 
+    def _listed(self, options: ListOptions) -> ListOptions:
+        """``options`` bound to the view's tenant (a ``tenant`` among them must be it)."""
+        return dataclasses.replace(options, tenant=self._own(options.tenant, "list()"))
 
-class TenantJobQueue(_TenantBound):
+
+class TenantJobQueue(_TenantBound, AsyncListing):
     """``JobQueue.for_tenant(tenant)``: the async producer methods, for one tenant only."""
 
     def __init__(self, queue: AsyncProducer, tenant: str) -> None:
@@ -154,27 +141,11 @@ class TenantJobQueue(_TenantBound):
             return False
         return await self._queue.cancel(job_id, by=by)
 
-    async def list(
-        self,
-        *,
-        queue: str | None = None,
-        status: StatusFilter = None,
-        name: str | None = None,
-        tenant: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> JobPage:
-        return await self._queue.list(
-            queue=queue,
-            status=status,
-            name=name,
-            tenant=self._own(tenant, "list()"),
-            limit=limit,
-            cursor=cursor,
-        )
+    async def _list_page(self, options: ListOptions) -> JobPage:
+        return await self._queue._list_page(self._listed(options))
 
 
-class SyncTenantJobQueue(_TenantBound):
+class SyncTenantJobQueue(_TenantBound, SyncListing):
     """``SyncJobQueue.for_tenant(tenant)``: ``TenantJobQueue``'s blocking twin."""
 
     def __init__(self, queue: SyncProducer, tenant: str) -> None:
@@ -206,21 +177,5 @@ class SyncTenantJobQueue(_TenantBound):
             return False
         return self._queue.cancel(job_id, by=by)
 
-    def list(
-        self,
-        *,
-        queue: str | None = None,
-        status: StatusFilter = None,
-        name: str | None = None,
-        tenant: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> JobPage:
-        return self._queue.list(
-            queue=queue,
-            status=status,
-            name=name,
-            tenant=self._own(tenant, "list()"),
-            limit=limit,
-            cursor=cursor,
-        )
+    def _list_page(self, options: ListOptions) -> JobPage:
+        return self._queue._list_page(self._listed(options))

@@ -16,6 +16,8 @@ retention by computing every attribute of the queue, message counts included, so
 receive cost grew with the queue's depth times the messages returned (a drain of a
 200-message queue spent a third of the emulator's CPU there). ``local_aws`` makes that
 check read the retention period alone: the same answer, in constant time, as on AWS.
+It also makes a receive read a snapshot of the messages in flight, which moto iterates
+while concurrent requests change them (a rare HTTP 500 under load).
 
 Connections stay open between requests, as AWS keeps them (werkzeug's server closes each
 after its reply; ``sqsjobs.testing.server`` has why and how): clients reuse their pooled
@@ -69,6 +71,7 @@ def local_aws(
 
     _check_port(port)
     _retention_in_constant_time()
+    _pending_groups_from_a_snapshot()
     server = KeepAliveServer(port=port)
     server.start()
     if server.failed:
@@ -125,6 +128,27 @@ def _retention_in_constant_time() -> None:
 
     within_retention.replaced = original  # type: ignore[attr-defined]
     SQSBackend.is_message_valid_based_on_retention_period = within_retention  # type: ignore[method-assign]
+
+
+def _pending_groups_from_a_snapshot() -> None:
+    """Make moto's FIFO group lock read a snapshot of the in-flight messages.
+
+    A receive builds the set of groups in flight by iterating the queue's set of pending
+    messages while a concurrent delete or receive may change it (SQS requests run
+    concurrently here), which fails the receive with ``RuntimeError: Set changed size
+    during iteration``, an HTTP 500 that botocore retries. Copying the set first (one C
+    call, atomic under the GIL) gives the same groups without the race."""
+    from moto.sqs.models import Queue
+
+    original = Queue.__dict__["pending_message_groups"]  # the property itself
+    if hasattr(original.fget, "replaced"):
+        return
+
+    def pending_message_groups(self: Any) -> set[str]:
+        return {m.group_id for m in list(self._pending_messages) if m.group_id is not None}
+
+    pending_message_groups.replaced = original  # type: ignore[attr-defined]
+    Queue.pending_message_groups = property(pending_message_groups)  # type: ignore[method-assign,assignment]
 
 
 def _one_dynamodb_request_at_a_time(app: WsgiApp) -> WsgiApp:

@@ -1,4 +1,10 @@
-"""Store configuration: constructor checks, and reading it from the environment or a stack.
+"""Store configuration: ``StoreSettings``, where each setting of ``SqsJobStore`` is declared.
+
+Each field of ``StoreSettings`` carries its default, its docstring and its check (run
+whenever a value is built, ``dataclasses.replace`` included). Those that say where the
+jobs live also say where ``from_env`` and ``from_stack`` read them (``Source``), so the
+environment mapping and the stack outputs are read by iterating the fields, and the
+keyword arguments of ``SqsJobStore`` are the fields themselves.
 
 Both ``SQSJOBS_QUEUES`` and the stack output ``QueueUrls`` use one format,
 ``"default=URL,high=URL"``, so a stack's outputs can be copied into a Lambda's
@@ -7,18 +13,43 @@ environment as they are. Explicit keyword arguments always win over what is read
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
-from ...core.validation import Span, check_queue_name, integer, seconds
+from ...core.validation import Span, seconds
 from ..transports.endpoint import Endpoint
-from ..wire.index_keys import DEFAULT_SHARDS, MAX_SHARDS
-from ..wire.items import RECORD_FORMAT, RECORD_FORMATS
-from ..wire.layout import Lanes, Layout
+from ..wire.index_keys import DEFAULT_SHARDS
+from ..wire.items import RECORD_FORMAT
+from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Send, public_error
+from .checks import (
+    checked_dead_letters,
+    checked_format,
+    checked_lanes,
+    checked_queues,
+    checked_shards,
+    checked_table,
+    parse_format,
+    parse_lanes,
+    parse_shards,
+    parse_text,
+    parse_urls,
+    refuse_dead_letter_queues,
+)
 
-__all__ = ["Endpoint", "StoreSettings", "env_arguments", "parse_urls", "stack_arguments"]
+__all__ = [
+    "Endpoint",
+    "StoreSettings",
+    "env_arguments",
+    "parse_lanes",
+    "parse_urls",
+    "stack_arguments",
+]
 
 TABLE_ENV = "SQSJOBS_TABLE"
 QUEUES_ENV = "SQSJOBS_QUEUES"
@@ -28,82 +59,187 @@ SHARDS_ENV = "SQSJOBS_INDEX_SHARDS"
 FORMAT_ENV = "SQSJOBS_RECORD_FORMAT"
 LEAN_ENV = "SQSJOBS_LEAN"
 T = TypeVar("T")
-# CloudFormation outputs that from_stack reads; DeadLetterQueueUrls, PriorityLaneUrls and
-# IndexShards are optional.
-STACK_OUTPUTS = ("TableName", "QueueUrls")
-LANES_OUTPUT = "PriorityLaneUrls"
-SHARDS_OUTPUT = "IndexShards"  # absent from stacks made before it: DEFAULT_SHARDS
-# Absent from stacks deployed by 0.1 releases, whose readers need record format 1.
-FORMAT_OUTPUT = "RecordFormat"
-LANES_FORMAT = "'default@1=URL,reports@1=URL' (queue@lowest priority=URL)"
-
 
 WAIT_TIME = Span(maximum=20.0, why="SQS's longest poll")
 CLOCK_SKEW = Span(maximum=300.0, why="clocks further apart need fixing, not a margin")
+# Dead records outlive the longest DLQ retention SQS allows (14 days), so a redrive of
+# any message still in a DLQ finds its record.
+DEAD_RETENTION = 14 * 86_400.0
+
+# A setting's check: (value, the setting's name) -> the value kept; raises ValueError.
+Check = Callable[[Any, str], Any]
 
 
-class StoreSettings(NamedTuple):
-    endpoint: Endpoint
-    layout: Layout
-    wait_time: float
+class Source(NamedTuple):
+    """Where ``from_env`` and ``from_stack`` read a setting, as text, and how it parses."""
 
-    @classmethod
-    def build(
-        cls,
-        *,
-        table_name: str,
-        queue_urls: Mapping[str, str],
-        dead_letter_queue_urls: Mapping[str, str] | None,
-        endpoint_url: str | None,
-        region_name: str | None,
-        retention: float,
-        dead_retention: float,
-        wait_time: float,
-        resend_after: float,
-        clock_skew: float,
-        priority_lanes: Mapping[str, Mapping[int, str]] | None = None,
-        index_shards: int = DEFAULT_SHARDS,
-        connect_timeout: float | None = None,
-        max_attempts: int | None = None,
-        record_format: int = RECORD_FORMAT,
-        lean: bool | None = None,
-        session: Any = None,
-        aio_session: Any = None,
-        config: Any = None,
-    ) -> StoreSettings:
-        if not isinstance(table_name, str) or not table_name:
-            raise ValueError(f"table_name must be a non-empty str, got {table_name!r}")
-        urls = _urls(queue_urls, "queue_urls")
-        if not urls:
-            raise ValueError("queue_urls must name at least one queue: {'default': URL}")
-        dead = _urls(dead_letter_queue_urls or {}, "dead_letter_queue_urls")
-        refuse_dead_letter_queues(urls, dead.values())
-        lanes = checked_lanes(priority_lanes or {}, urls, dead.values())
-        layout = Layout(
-            table_name,
-            urls,
-            dead,
-            {},
-            retention=seconds(retention, "retention", code=None),
-            dead_retention=seconds(dead_retention, "dead_retention", code=None),
-            clock_skew=seconds(clock_skew, "clock_skew", CLOCK_SKEW, code=None),
-            resend_after=seconds(resend_after, "resend_after", code=None),
-            lanes=lanes,
-            index_shards=checked_shards(index_shards),
-            record_format=checked_format(record_format),
+    env: str  # the environment variable (``from_env``; empty counts as unset)
+    output: str  # the CloudFormation output (``from_stack``)
+    parse: Callable[[str, str], Any]  # (text, where it was read) -> the value
+    # What a stack without the output means (templates before it); None: the setting
+    # is left out, as it is when the output is empty.
+    absent: str | None = None
+
+
+def _about(check: Check | None = None, source: Source | None = None) -> dict[str, Any]:
+    """A field's metadata: its check, and where the environment or a stack gives it."""
+    return {"check": check, "source": source}
+
+
+def _seconds(span: Span | None = None) -> Check:
+    return partial(seconds, code=None) if span is None else partial(seconds, span=span, code=None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreSettings:
+    """Everything an ``SqsJobStore`` is configured with: one value, checked when built.
+
+    ``SqsJobStore(settings=StoreSettings(...))`` takes it; ``SqsJobStore(**fields)`` is
+    the shortcut that builds one, and ``from_env``, ``from_stack`` and ``create`` build
+    one from what they read. ``dataclasses.replace(settings, wait_time=5.0)`` is a
+    changed copy, checked again. A bad value raises ``ValueError`` naming the setting
+    (``JobConfigError``, a ``ValueError``, for a bad queue name). The mappings are
+    copies of the caller's.
+    """
+
+    # -- where the jobs live ------------------------------------------------------------
+    table_name: str = field(
+        metadata=_about(checked_table, Source(TABLE_ENV, "TableName", parse_text))
+    )
+    """The DynamoDB table of the job records."""
+    queue_urls: Mapping[str, str] = field(
+        metadata=_about(checked_queues, Source(QUEUES_ENV, "QueueUrls", parse_urls))
+    )
+    """Each queue's SQS URL, ``{"default": URL}``: at least one."""
+    dead_letter_queue_urls: Mapping[str, str] | None = field(
+        default=None,
+        metadata=_about(
+            checked_dead_letters, Source(DEAD_LETTER_ENV, "DeadLetterQueueUrls", parse_urls)
+        ),
+    )
+    """Each queue's DLQ; left out, read from the queue's redrive policy on first need."""
+    priority_lanes: Mapping[str, Mapping[int, str]] | None = field(
+        default=None, metadata=_about(None, Source(LANES_ENV, "PriorityLaneUrls", parse_lanes))
+    )
+    """Per queue, ``{lowest priority: URL}``: a queue of its own per band (not FIFO);
+    checked against the queues (``checks.checked_lanes``) once they are."""
+    index_shards: int = field(
+        default=DEFAULT_SHARDS,
+        metadata=_about(
+            checked_shards,
+            Source(SHARDS_ENV, "IndexShards", parse_shards, absent=str(DEFAULT_SHARDS)),
+        ),
+    )
+    """List-index partitions per status, 1 to 256; may only grow (docs/scaling.md)."""
+
+    # -- how long records are kept ------------------------------------------------------
+    retention: float = field(default=86_400.0, metadata=_about(_seconds()))
+    """Seconds a completed or cancelled job's record is kept (its TTL), and its key."""
+    dead_retention: float = field(default=DEAD_RETENTION, metadata=_about(_seconds()))
+    """Seconds a dead job's record is kept: at least as long as its DLQ keeps the message,
+    so that a redrive finds the record."""
+
+    # -- behaviour ----------------------------------------------------------------------
+    wait_time: float = field(default=20.0, metadata=_about(_seconds(WAIT_TIME)))
+    """The longest long poll of a claim, up to 20 seconds."""
+    resend_after: float = field(default=60.0, metadata=_about(_seconds()))
+    """A duplicate enqueue re-sends the message of a job this many seconds overdue."""
+    clock_skew: float = field(default=2.0, metadata=_about(_seconds(CLOCK_SKEW)))
+    """Seconds after a lease ended before another worker takes the job over."""
+    record_format: int = field(
+        default=RECORD_FORMAT,
+        metadata=_about(
+            checked_format, Source(FORMAT_ENV, "RecordFormat", parse_format, absent="1")
+        ),
+    )
+    """The format new records are written in: one every reader of the deployment reads."""
+    clock: Callable[[], float] = time.time
+    """The store's clock, in epoch seconds (its claims, the operator calls)."""
+
+    # -- the client policy (``transports.endpoint``) -------------------------------------
+    endpoint_url: str | None = None
+    """Overrides boto3's endpoint chain for both services."""
+    region_name: str | None = None
+    """Overrides boto3's region chain."""
+    connect_timeout: float | None = None
+    """Seconds to connect; left out, botocore's 60."""
+    max_attempts: int | None = None
+    """Tries per call, the first included (1 to 10); left out, five."""
+    lean: bool | None = None
+    """The worker's hot calls past the SDK's per-call pipeline; left out, ``SQSJOBS_LEAN``."""
+    session: Any = None
+    """The caller's ``boto3.Session``: its credentials and event handlers."""
+    aio_session: Any = None
+    """The caller's aiobotocore ``AioSession`` or ``aioboto3.Session``."""
+    config: Any = None
+    """The caller's botocore ``Config``, merged over the store's."""
+
+    def __post_init__(self) -> None:
+        for setting in dataclasses.fields(self):
+            check = setting.metadata.get("check")
+            if check is not None:
+                kept = check(getattr(self, setting.name), setting.name)
+                object.__setattr__(self, setting.name, kept)
+        # What one setting cannot check alone, once each is checked:
+        dead = (self.dead_letter_queue_urls or {}).values()
+        refuse_dead_letter_queues(self.queue_urls, dead)
+        if self.priority_lanes is not None:
+            checked_lanes(self.priority_lanes or {}, self.queue_urls, dead)
+            lanes = {queue: dict(bands) for queue, bands in (self.priority_lanes or {}).items()}
+            object.__setattr__(self, "priority_lanes", lanes)
+        _client(self, False if self.lean is None else self.lean)
+
+
+def given_settings(settings: object, keywords: Mapping[str, Any]) -> StoreSettings:
+    """``SqsJobStore``'s settings: ``settings`` as given, or the one its keywords build."""
+    if settings is None:
+        return StoreSettings(**keywords)
+    if keywords:
+        raise TypeError(
+            "SqsJobStore() takes settings= or the keywords of one, not both; got "
+            f"{', '.join(sorted(keywords))} too (dataclasses.replace changes a setting)"
         )
-        wait = seconds(wait_time, "wait_time", WAIT_TIME, code=None)
-        endpoint = Endpoint.checked(
-            endpoint_url,
-            region_name,
-            connect_timeout,
-            max_attempts,
-            lean_setting(lean),
-            session,
-            aio_session,
-            config,
-        )
-        return cls(endpoint, layout, wait)
+    if not isinstance(settings, StoreSettings):
+        raise ValueError(f"settings must be a StoreSettings, got {type(settings).__name__}")
+    return settings
+
+
+SETTINGS = tuple(dataclasses.fields(StoreSettings))
+REQUIRED = tuple(s.name for s in SETTINGS if s.default is dataclasses.MISSING)
+SOURCES: dict[str, Source] = {
+    s.name: s.metadata["source"] for s in SETTINGS if s.metadata.get("source") is not None
+}
+# The CloudFormation outputs from_stack needs; the others are optional.
+STACK_OUTPUTS = tuple(SOURCES[name].output for name in REQUIRED)
+
+
+def layout_of(settings: StoreSettings) -> Layout:
+    """Where the jobs live, as the flows read it (no queue described yet)."""
+    urls = dict(settings.queue_urls)
+    dead = dict(settings.dead_letter_queue_urls or {})
+    return Layout(
+        settings.table_name,
+        urls,
+        dead,
+        {},
+        retention=settings.retention,
+        dead_retention=settings.dead_retention,
+        clock_skew=settings.clock_skew,
+        resend_after=settings.resend_after,
+        lanes=checked_lanes(settings.priority_lanes or {}, urls, dead.values()),
+        index_shards=settings.index_shards,
+        record_format=settings.record_format,
+    )
+
+
+def endpoint_of(settings: StoreSettings) -> Endpoint:
+    """The client policy; ``lean`` left out is read from ``SQSJOBS_LEAN`` now."""
+    return _client(settings, lean_setting(settings.lean))
+
+
+def _client(settings: StoreSettings, lean: bool) -> Endpoint:
+    given = {name: getattr(settings, name) for name in Endpoint._fields}
+    return Endpoint.checked(**{**given, "lean": lean})
 
 
 def lean_setting(value: bool | None) -> bool:
@@ -118,151 +254,18 @@ def lean_setting(value: bool | None) -> bool:
     raise ValueError(f"{LEAN_ENV} must be 1 or 0 (true or false), got {text!r}")
 
 
-def checked_shards(value: object) -> int:
-    """The list index's partitions per status: at least one, and few enough that a stats
-    call (4 x shards queries per queue) stays cheap; more throughput means more tables."""
-    return integer(
-        value,
-        "index_shards",
-        minimum=1,
-        maximum=MAX_SHARDS,
-        why="a stats call makes 4 x index_shards queries per queue; see docs/scaling.md",
-        code=None,
-    )
-
-
-def checked_format(value: object) -> int:
-    """The record format new jobs are written in: one every reader of the deployment reads.
-
-    1 while any producer, worker, Lambda function or reconciler of a 0.1 release still
-    runs beside this one; 2 while one of 0.2 does; 3 once all of them run 0.3 or later
-    (CHANGELOG.md, "Upgrading").
-    """
-    if isinstance(value, bool) or value not in RECORD_FORMATS:
-        allowed = ", ".join(str(f) for f in RECORD_FORMATS[:-1]) + f" or {RECORD_FORMATS[-1]}"
-        raise ValueError(
-            f"record_format must be {allowed}, got {value!r}: 1 while readers of sqsjobs "
-            "0.1 still run (a rolling upgrade), 2 while readers of 0.2 do, 3 once every "
-            "reader runs 0.3 or later"
-        )
-    return int(value)
-
-
-def parse_format(text: str, what: str) -> int:
-    """A record format read as text (an environment variable or a stack output)."""
-    return checked_format(int(text) if text.strip().isdigit() else text)
-
-
-def parse_shards(text: str, what: str) -> int:
-    """A shard count read as text (an environment variable or a stack output)."""
-    if not (text.strip().isascii() and text.strip().isdigit()):
-        raise ValueError(f"{what} must be a whole number from 1 to {MAX_SHARDS}, got {text!r}")
-    return checked_shards(int(text))
-
-
-def refuse_dead_letter_queues(
-    queue_urls: Mapping[str, str], dead_letter_urls: Iterable[str]
-) -> None:
-    """A work queue that is some queue's DLQ would run every dead job again: refuse it."""
-    dead = set(dead_letter_urls)
-    for queue, url in sorted(queue_urls.items()):
-        if url in dead:
-            raise ValueError(
-                f"queue_urls[{queue!r}] = {url!r} is a dead-letter queue of this store; "
-                "work queues and their dead-letter queues must be distinct queues"
-            )
-
-
-def checked_lanes(
-    value: Mapping[str, Mapping[int, str]],
-    queue_urls: Mapping[str, str],
-    dead_letter_urls: Iterable[str],
-) -> dict[str, Lanes]:
-    """Each queue's lanes, highest band first; a lane must be a queue of its own."""
-    if not isinstance(value, Mapping):
-        raise ValueError("priority_lanes must map a queue name to {lowest priority: URL}")
-    taken = {*queue_urls.values(), *dead_letter_urls}
-    lanes: dict[str, Lanes] = {}
-    for queue, bands in value.items():
-        if queue not in queue_urls:
-            known = ", ".join(sorted(queue_urls))
-            raise ValueError(f"priority_lanes names queue {queue!r}, not one of {known}")
-        if queue_urls[queue].endswith(".fifo"):
-            raise ValueError(
-                f"Queue {queue!r} is a FIFO queue: its order is its groups', it takes no "
-                "priority lanes"
-            )
-        if not isinstance(bands, Mapping) or not bands:
-            raise ValueError(f"priority_lanes[{queue!r}] must map lowest priorities to URLs")
-        for lowest, url in bands.items():
-            integer(lowest, f"priority_lanes[{queue!r}] lowest priority", minimum=1, code=None)
-            if not isinstance(url, str) or not url or url in taken:
-                raise ValueError(
-                    f"priority_lanes[{queue!r}][{lowest}] must be the URL of a queue of its "
-                    f"own (not a job queue or a dead-letter queue), got {url!r}"
-                )
-            taken.add(url)
-        lanes[queue] = tuple(sorted(bands.items(), reverse=True))
-    return lanes
-
-
-def parse_lanes(text: str, what: str) -> dict[str, dict[int, str]]:
-    """``"default@1=URL"`` as ``{"default": {1: URL}}``; an error names the format."""
-    lanes: dict[str, dict[int, str]] = {}
-    for queue_band, url in parse_urls(text, what).items():
-        queue, sep, lowest = queue_band.rpartition("@")
-        if not sep or not queue or not lowest.lstrip("-").isdigit():
-            raise ValueError(f"{what} must look like {LANES_FORMAT}, got {text!r}")
-        lanes.setdefault(queue, {})[int(lowest)] = url
-    return lanes
-
-
-def _urls(value: Mapping[str, str], what: str) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{what} must be a mapping of queue name to SQS queue URL")
-    for queue, url in value.items():
-        check_queue_name(queue)
-        if not isinstance(url, str) or not url:
-            raise ValueError(f"{what}[{queue!r}] must be a queue URL, got {url!r}")
-    return dict(value)
-
-
-def parse_urls(text: str, what: str) -> dict[str, str]:
-    """``"default=URL,high=URL"`` as a mapping; an error names ``what`` and the format."""
-    urls: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        queue, sep, url = part.partition("=")
-        if not sep or not queue.strip() or not url.strip():
-            raise ValueError(f"{what} must look like 'default=URL,high=URL', got {text!r}")
-        urls[queue.strip()] = url.strip()
-    return urls
-
-
 def env_arguments() -> dict[str, Any]:
-    table = os.environ.get(TABLE_ENV)
-    queues = os.environ.get(QUEUES_ENV)
-    if not table or not queues:
+    """The settings the environment gives (each ``Source.env`` that is set), parsed."""
+    texts = {name: os.environ.get(source.env, "") for name, source in SOURCES.items()}
+    if not all(texts[name] for name in REQUIRED):
+        needed = " and ".join(SOURCES[name].env for name in REQUIRED)
         raise ValueError(
-            f"SqsJobStore.from_env() needs {TABLE_ENV} and {QUEUES_ENV} "
+            f"SqsJobStore.from_env() needs {needed} "
             f"(e.g. {QUEUES_ENV}='default=https://sqs.../jobs')"
         )
-    arguments: dict[str, Any] = {
-        "table_name": table,
-        "queue_urls": parse_urls(queues, QUEUES_ENV),
+    return {
+        name: SOURCES[name].parse(text, SOURCES[name].env) for name, text in texts.items() if text
     }
-    dead = os.environ.get(DEAD_LETTER_ENV)
-    if dead:
-        arguments["dead_letter_queue_urls"] = parse_urls(dead, DEAD_LETTER_ENV)
-    lanes = os.environ.get(LANES_ENV)
-    if lanes:
-        arguments["priority_lanes"] = parse_lanes(lanes, LANES_ENV)
-    shards = os.environ.get(SHARDS_ENV)
-    if shards:
-        arguments["index_shards"] = parse_shards(shards, SHARDS_ENV)
-    record_format = os.environ.get(FORMAT_ENV)
-    if record_format:
-        arguments["record_format"] = parse_format(record_format, FORMAT_ENV)
-    return arguments
 
 
 def before_the_store(arguments: Mapping[str, Any], work: Callable[[Send], T]) -> T:
@@ -291,38 +294,44 @@ def stack_arguments(stack_name: str, send: Send) -> dict[str, Any]:
     A stack from ``sqsjobs-queue.yaml`` adds a queue to the table of a ``sqsjobs.yaml``
     stack; naming both gives one store that serves every queue.
     """
-    arguments: dict[str, Any] = {
-        "queue_urls": {},
-        "dead_letter_queue_urls": {},
-        "priority_lanes": {},
-    }
+    arguments: dict[str, Any] = {}
     agreed: tuple[str, int] | None = None
     for name in [n.strip() for n in stack_name.split(",") if n.strip()]:
-        outputs = _stack_outputs(name, send)
-        table = arguments.setdefault("table_name", outputs["TableName"])
-        if table != outputs["TableName"]:
+        found = _settings_in(_stack_outputs(name, send))
+        table = arguments.setdefault("table_name", found["table_name"])
+        if table != found["table_name"]:
             raise ValueError(
                 f"Stacks {stack_name!r} name different tables ({table!r} and "
-                f"{outputs['TableName']!r}); one store serves one table"
+                f"{found['table_name']!r}); one store serves one table"
             )
-        arguments["queue_urls"].update(parse_urls(outputs["QueueUrls"], "QueueUrls"))
-        if outputs.get("DeadLetterQueueUrls"):
-            dead = parse_urls(outputs["DeadLetterQueueUrls"], "DeadLetterQueueUrls")
-            arguments["dead_letter_queue_urls"].update(dead)
-        if outputs.get(LANES_OUTPUT):
-            arguments["priority_lanes"].update(parse_lanes(outputs[LANES_OUTPUT], LANES_OUTPUT))
-        shards = parse_shards(outputs.get(SHARDS_OUTPUT, str(DEFAULT_SHARDS)), SHARDS_OUTPUT)
-        agreed = _agree_on_shards(agreed, name, shards)
-        arguments["index_shards"] = shards
-        found = parse_format(outputs.get(FORMAT_OUTPUT, "1"), FORMAT_OUTPUT)
+        for urls in ("queue_urls", "dead_letter_queue_urls", "priority_lanes"):
+            arguments.setdefault(urls, {}).update(found.get(urls, {}))
+        agreed = _agree_on_shards(agreed, name, found["index_shards"])
+        arguments["index_shards"] = found["index_shards"]
         # Stacks sharing a table: the oldest readers any of them may still run decide.
-        arguments["record_format"] = min(found, arguments.get("record_format", found))
+        found_format = found["record_format"]
+        arguments["record_format"] = min(found_format, arguments.get("record_format", found_format))
     if "table_name" not in arguments:
         raise ValueError(f"No stack named in {stack_name!r}")
     for optional in ("dead_letter_queue_urls", "priority_lanes"):
         if not arguments[optional]:
             del arguments[optional]
     return arguments
+
+
+def _settings_in(outputs: Mapping[str, str]) -> dict[str, Any]:
+    """The settings one stack's outputs give, parsed (each ``Source.output``).
+
+    An output a stack lacks reads as its ``absent`` text; an optional one without such a
+    text is left out when missing or empty.
+    """
+    found: dict[str, Any] = {}
+    for name, source in SOURCES.items():
+        text = outputs.get(source.output, source.absent)
+        if text is None or not (text or source.absent or name in REQUIRED):
+            continue
+        found[name] = source.parse(text, source.output)
+    return found
 
 
 def _agree_on_shards(agreed: tuple[str, int] | None, name: str, shards: int) -> tuple[str, int]:

@@ -43,7 +43,7 @@ class PresenceCalls:
 
 
 class SyncPresenceCalls:
-    """``SyncPresenceStore`` on the blocking face."""
+    """The same calls on the blocking face (``sqsjobs workers`` reads them there)."""
 
     _state: StoreState
 

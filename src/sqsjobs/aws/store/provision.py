@@ -64,7 +64,8 @@ def provisioned(
     """``provision`` over a blocking transport to the endpoint the store's ``arguments``
     name (their SDK objects too), checked before anything is made."""
     from ..wire.index_keys import DEFAULT_SHARDS
-    from .config import before_the_store, checked_shards
+    from .checks import checked_shards
+    from .config import before_the_store
 
     checked_shards(arguments.get("index_shards", DEFAULT_SHARDS))
     return before_the_store(

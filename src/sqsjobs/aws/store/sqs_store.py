@@ -14,11 +14,10 @@ threaded mode, leaving deletes of completed jobs' messages to Lambda.
 from __future__ import annotations
 
 import contextlib
-import time
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, overload
 
 from ...core.models import Job
 from ...core.store import SlotTaken
@@ -26,8 +25,6 @@ from ...core.validation import dump_json, plain_json
 from ..flows import settle
 from ..flows.claim import Delivery
 from ..wire import sqs
-from ..wire.index_keys import DEFAULT_SHARDS
-from ..wire.items import RECORD_FORMAT
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
 from . import operations
@@ -35,7 +32,6 @@ from .async_send import AsyncSend
 from .background import Background
 from .blocking import SqsSyncView
 from .claims import CANCELLED_CLAIM, Claims
-from .config import StoreSettings
 from .presence import PresenceCalls
 from .state import StoreState
 
@@ -44,14 +40,12 @@ if TYPE_CHECKING:
     from ...core.requests import EnqueueResult, JobFilter, JobPage
     from ..flows.record_formats import RecordFormats, Scanned
     from ..flows.redrive import Progress
+    from .config import StoreSettings
 
 __all__ = ["CANCELLED_CLAIM", "SqsJobStore"]
 
 T = TypeVar("T")
 
-# Dead records outlive the longest DLQ retention SQS allows (14 days), so a redrive of
-# any message still in a DLQ finds its record.
-DEFAULT_DEAD_RETENTION = 14 * 86_400.0
 DEFAULT_BANDS = (1,)  # one lane: jobs of priority 1 and up run before the default backlog
 
 
@@ -64,66 +58,57 @@ class SqsJobStore(PresenceCalls):
     """Jobs in SQS + DynamoDB: durable, shared by any number of producers and workers.
 
     See ``docs/aws-store.md`` for the table layout, the message schema and the request
-    budget. ``create`` makes the resources for development and tests; production deploys
-    ``infra/`` and uses ``from_stack`` or ``from_env``. ``connect_timeout`` and
-    ``max_attempts`` shorten botocore's patient defaults (60 s, five attempts) for callers
-    that must report an unreachable endpoint quickly, such as an operator's command.
-    ``record_format`` 1 writes records that 0.1 releases read too (CHANGELOG.md).
-    ``session`` (boto3), ``aio_session`` (aiobotocore's or aioboto3's) and ``config``
-    (botocore's) are the caller's SDK objects: their credentials, event handlers and
-    settings apply to every call. ``lean=True`` (or ``SQSJOBS_LEAN=1``) sends the
-    worker's hot calls past the SDK's per-call pipeline: less CPU, no hooks
-    (``transports/lean.py``).
+    budget. Its configuration is one value, ``StoreSettings`` (``settings=``), or the
+    keywords that build one; ``store.settings`` is that value. ``create`` makes the
+    resources for development and tests; production deploys ``infra/`` and uses
+    ``from_stack`` or ``from_env``. ``connect_timeout`` and ``max_attempts`` shorten
+    botocore's patient defaults (60 s, five attempts) for callers that must report an
+    unreachable endpoint quickly, such as an operator's command. ``record_format`` 1
+    writes records that 0.1 releases read too (CHANGELOG.md). ``session`` (boto3),
+    ``aio_session`` (aiobotocore's or aioboto3's) and ``config`` (botocore's) are the
+    caller's SDK objects: their credentials, event handlers and settings apply to every
+    call. ``lean=True`` (or ``SQSJOBS_LEAN=1``) sends the worker's hot calls past the
+    SDK's per-call pipeline: less CPU, no hooks (``transports/lean.py``).
     """
 
     max_payload_bytes: ClassVar[int] = 350 * 1024  # payload + record must fit a 400 KB item
 
+    @overload
+    def __init__(self, *, settings: StoreSettings) -> None: ...
+
+    # The keywords: StoreSettings' fields, whose defaults they take; a test keeps the two
+    # lists equal (tests/aws/test_store_settings.py).
+    @overload
     def __init__(
         self,
         *,
         table_name: str,
         queue_urls: Mapping[str, str],
-        dead_letter_queue_urls: Mapping[str, str] | None = None,
-        endpoint_url: str | None = None,
-        region_name: str | None = None,
-        retention: float = 86_400,
-        dead_retention: float = DEFAULT_DEAD_RETENTION,
-        wait_time: float = 20.0,
-        resend_after: float = 60.0,
-        clock_skew: float = 2.0,
-        priority_lanes: Mapping[str, Mapping[int, str]] | None = None,
-        index_shards: int = DEFAULT_SHARDS,
-        clock: Callable[[], float] = time.time,
-        connect_timeout: float | None = None,
-        max_attempts: int | None = None,
-        record_format: int = RECORD_FORMAT,
-        lean: bool | None = None,
-        session: Any = None,
-        aio_session: Any = None,
-        config: Any = None,
-    ) -> None:
-        settings = StoreSettings.build(
-            table_name=table_name,
-            queue_urls=queue_urls,
-            dead_letter_queue_urls=dead_letter_queue_urls,
-            endpoint_url=endpoint_url,
-            region_name=region_name,
-            retention=retention,
-            dead_retention=dead_retention,
-            wait_time=wait_time,
-            resend_after=resend_after,
-            clock_skew=clock_skew,
-            priority_lanes=priority_lanes,
-            index_shards=index_shards,
-            connect_timeout=connect_timeout,
-            max_attempts=max_attempts,
-            record_format=record_format,
-            lean=lean,
-            session=session,
-            aio_session=aio_session,
-            config=config,
-        )
-        self._open(StoreState(settings, clock), Mode())
+        dead_letter_queue_urls: Mapping[str, str] | None = ...,
+        endpoint_url: str | None = ...,
+        region_name: str | None = ...,
+        retention: float = ...,
+        dead_retention: float = ...,
+        wait_time: float = ...,
+        resend_after: float = ...,
+        clock_skew: float = ...,
+        priority_lanes: Mapping[str, Mapping[int, str]] | None = ...,
+        index_shards: int = ...,
+        clock: Callable[[], float] = ...,
+        connect_timeout: float | None = ...,
+        max_attempts: int | None = ...,
+        record_format: int = ...,
+        lean: bool | None = ...,
+        session: Any = ...,
+        aio_session: Any = ...,
+        config: Any = ...,
+    ) -> None: ...
+
+    def __init__(self, *, settings: StoreSettings | None = None, **keywords: Any) -> None:
+        """From ``settings``, or from keywords that build one (``StoreSettings``'s fields)."""
+        from .config import given_settings  # not at import: a Lambda's builds no dataclass
+
+        self._open(StoreState(given_settings(settings, keywords)), Mode())
 
     def _open(self, state: StoreState, mode: Mode) -> None:
         self._state = state
@@ -139,16 +124,17 @@ class SqsJobStore(PresenceCalls):
     @classmethod
     def from_env(cls, **kwargs: Any) -> SqsJobStore:
         """From ``SQSJOBS_TABLE`` and ``SQSJOBS_QUEUES="default=URL,high=URL"``."""
-        from .config import env_arguments
+        from .config import StoreSettings, env_arguments
 
-        return cls(**{**env_arguments(), **kwargs})
+        return cls(settings=StoreSettings(**{**env_arguments(), **kwargs}))
 
     @classmethod
     def from_stack(cls, stack_name: str, **kwargs: Any) -> SqsJobStore:
         """From the outputs of a stack deployed from ``infra/`` (see docs/aws-store.md)."""
-        from .config import arguments_of_stack
+        from .config import StoreSettings, arguments_of_stack
 
-        return cls(**{**arguments_of_stack(stack_name, kwargs), **kwargs})
+        found = arguments_of_stack(stack_name, kwargs)
+        return cls(settings=StoreSettings(**{**found, **kwargs}))
 
     @classmethod
     def create(
@@ -167,6 +153,7 @@ class SqsJobStore(PresenceCalls):
         priority each carries; empty: no lanes), redriven to the queue's DLQ.
         ``fifo``: ``True`` makes every queue FIFO, or name the queues that are.
         """
+        from .config import StoreSettings
         from .provision import provisioned
 
         made = provisioned(prefix, queues, max_receive_count, priority_bands, fifo, kwargs)
@@ -174,13 +161,21 @@ class SqsJobStore(PresenceCalls):
         dead = {q: info.dead_letter_url for q, info in made.queues.items() if info.dead_letter_url}
         if made.lanes and "priority_lanes" not in kwargs:
             kwargs["priority_lanes"] = made.lanes
-        store = cls(table_name=made.table, queue_urls=urls, dead_letter_queue_urls=dead, **kwargs)
+        settings = StoreSettings(
+            table_name=made.table, queue_urls=urls, dead_letter_queue_urls=dead, **kwargs
+        )
+        store = cls(settings=settings)
         for queue, info in made.queues.items():
             store._state.layout = store._state.layout.with_info(queue, info)
         store._state.layout = store._state.layout._replace(previous_index=made.previous_index)
         return store
 
     # -- read-only configuration ---------------------------------------------------------
+
+    @property
+    def settings(self) -> StoreSettings:
+        """What this store was built with (``from_env``, ``from_stack``, ``create`` too)."""
+        return self._state.settings
 
     @property
     def table_name(self) -> str:

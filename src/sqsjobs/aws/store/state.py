@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..flows.claim import Claimed
 from ..flows.describe import describe_missing
@@ -18,8 +18,10 @@ from ..transports.boto import BotoTransport
 from ..transports.endpoint import Endpoint
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Flow, drive, public_error
-from .config import StoreSettings
 from .deliveries import DeliveryMap
+
+if TYPE_CHECKING:
+    from .config import StoreSettings
 
 T = TypeVar("T")
 
@@ -30,12 +32,15 @@ UNANSWERED_KEPT = 1000  # unanswered claims remembered per store
 class StoreState:
     """One store's configuration and what it learned; safe to share between threads."""
 
-    def __init__(self, settings: StoreSettings, clock: Callable[[], float]) -> None:
-        self.endpoint: Endpoint = settings.endpoint
-        self.layout: Layout = settings.layout
+    def __init__(self, settings: StoreSettings) -> None:
+        from .config import endpoint_of, layout_of  # with the first store (``sqs_store``)
+
+        self.settings = settings
+        self.endpoint: Endpoint = endpoint_of(settings)
+        self.layout: Layout = layout_of(settings)
         self.wait = math.ceil(settings.wait_time)  # the longest long poll, in whole seconds
-        self.clock = clock
-        self.boto = BotoTransport(settings.endpoint)
+        self.clock: Callable[[], float] = settings.clock
+        self.boto = BotoTransport(self.endpoint)
         self.deliveries = DeliveryMap()
         self.visibility: dict[str, int] = {}  # per queue: the visibility its leases need
         # job id -> token of a claim write that got no answer (``flows.unanswered``); the

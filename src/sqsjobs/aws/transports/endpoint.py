@@ -44,8 +44,8 @@ class Endpoint(NamedTuple):
     @classmethod
     def checked(
         cls,
-        endpoint_url: str | None,
-        region_name: str | None,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
         connect_timeout: float | None = None,
         max_attempts: int | None = None,
         lean: bool = False,
@@ -75,16 +75,7 @@ class Endpoint(NamedTuple):
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> Endpoint:
         """The endpoint that a store's keyword ``arguments`` describe (others ignored)."""
-        return cls.checked(
-            arguments.get("endpoint_url"),
-            arguments.get("region_name"),
-            arguments.get("connect_timeout"),
-            arguments.get("max_attempts"),
-            arguments.get("lean", False),
-            arguments.get("session"),
-            arguments.get("aio_session"),
-            arguments.get("config"),
-        )
+        return cls.checked(**{name: arguments[name] for name in cls._fields if name in arguments})
 
     def client_options(self) -> dict[str, Any]:
         """botocore ``Config`` options shared by the boto3 and aiobotocore clients.
@@ -125,6 +116,8 @@ def _async_session(value: object, boto3_session: type) -> bool:
 
 def _check_sdk_objects(session: object, aio_session: object, config: object) -> None:
     """The caller's SDK objects, refused at construction when of the wrong kind."""
+    if session is None and aio_session is None and config is None:
+        return  # nothing to check, and no SDK to load for it
     import boto3  # type: ignore[import-untyped]
     from botocore.config import Config  # type: ignore[import-untyped]
 

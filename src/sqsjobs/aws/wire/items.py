@@ -36,6 +36,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from ...core.errors import JobStoreError, describe_error
+from ...core.fields import DATA_FIELDS
 from ...core.lifecycle import is_expired
 from ...core.models import Job, JobStatus
 from ...core.text import safe_line
@@ -249,6 +250,10 @@ def item_from_job(
     ):
         if value is not None:
             item[name] = text(value)
+    for field in DATA_FIELDS:  # compact JSON text, left out when empty (``core.fields``)
+        value = getattr(job, field.name)
+        if value != field.empty:
+            item[field.name] = text(dump_json(value))
     return item
 
 
@@ -304,6 +309,7 @@ def stored_from_item(item: Attributes) -> Stored:
         last_traceback=unpacked_trace(item, _opt_s(item, "last_error")),
         history=history,
         history_count=history_count,
+        **{f.name: json.loads(_s(item, f.name)) for f in DATA_FIELDS if f.name in item},
     )
     return Stored(
         job,

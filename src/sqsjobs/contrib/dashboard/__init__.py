@@ -6,14 +6,17 @@ serves one on 127.0.0.1. It answers only for the Host 127.0.0.1, localhost, ::1 
 ``allowed_hosts``; it is read-only unless ``actions=True``; ``auth`` decides per request;
 every action is a same-origin POST with a CSRF token and a small body;
 ``show_payloads=False`` hides payloads, results, idempotency keys and error messages.
-Needs the ``dashboard`` extra (starlette, jinja2; uvicorn for the command). See
-docs/dashboard.md.
+``allowed_names(names)`` checks ``allowed_hosts`` as ``make_dashboard`` does, for a
+caller that takes them from elsewhere (``sqsjobs dashboard --allowed-host``) and wants
+to refuse a wrong one before it builds the app. Needs the ``dashboard`` extra
+(starlette, jinja2; uvicorn for the command). See docs/dashboard.md.
 """
 
 from __future__ import annotations
 
 try:
     from ._app import make_dashboard
+    from ._fence import allowed_names
     from ._guard import Auth
 except ModuleNotFoundError as missing:
     package = (missing.name or "").partition(".")[0]
@@ -25,4 +28,4 @@ except ModuleNotFoundError as missing:
         name=package,
     ) from missing
 
-__all__ = ["Auth", "make_dashboard"]
+__all__ = ["Auth", "allowed_names", "make_dashboard"]
