@@ -203,7 +203,7 @@ def test_every_status_change_writes_the_shard_of_the_configured_count() -> None:
         "cancelled": transitions.cancel(table, job_id, now, now + 60, queue="default"),
     }
     revived = transitions.revive(table, job, ["default"], now)
-    expired = transitions.expire_lease(table, job, "tok", "lease", now, 2.0, now + 60)
+    expired = transitions.dead_at_lease_end(table, job, "tok", "lease", now, 2.0, now + 60)
     abandoned = transitions.abandoned_dead(table, job, "gone", now, 2.0, now + 60)
     calls |= {"queued#revive": revived, "dead#expire": expired, "dead#abandoned": abandoned}
     wanted = zlib.crc32(job_id.encode()) % 8
@@ -227,7 +227,7 @@ def test_from_record_format_3_a_job_s_end_and_revival_move_its_entry() -> None:
         f"mail#{k}#cancelled": transitions.cancel(table, job_id, now, now + 60, queue="mail"),
         f"mail#{k}": transitions.revive(table, job, ["mail"], now),
         f"mail#{k}#dead ": transitions.abandoned_dead(table, job, "gone", now, 2.0, now + 60),
-        f"mail#{k}#dead  ": transitions.expire_lease(
+        f"mail#{k}#dead  ": transitions.dead_at_lease_end(
             table, job, "tok", "lease", now, 2.0, now + 60
         ),
         f"mail#{k}#dead   ": transitions.copied(table, job, now),
@@ -241,7 +241,9 @@ def test_from_record_format_3_a_job_s_end_and_revival_move_its_entry() -> None:
         transitions.dead(
             table, job, "tok", "boom", now, now + 60, copy_key="k" * 32
         ),  # its copy owed
-        transitions.expire_lease(table, job, "tok", "lease", now, 2.0, now + 60, copy_key="k" * 32),
+        transitions.dead_at_lease_end(
+            table, job, "tok", "lease", now, 2.0, now + 60, copy_key="k" * 32
+        ),
     ]
     for call in staying:
         assert ":list_pk" not in call.params["ExpressionAttributeValues"]

@@ -52,7 +52,7 @@ async def formats(store: SqsJobStore, aws_endpoint: str) -> AsyncIterator[dict[i
             await each.aclose()
 
 
-def expires_at(dynamodb: Any, table: str, job_id: str) -> float:
+def retention_end(dynamodb: Any, table: str, job_id: str) -> float:
     item = dynamodb.get_item(TableName=table, Key={"pk": {"S": f"job#{job_id}"}})["Item"]
     return float(item["expires_at"]["N"])
 
@@ -81,8 +81,8 @@ async def test_records_of_each_format_are_counted_open_ended_and_expired(
 
     found = await formats[3].record_formats()
     assert (found.table, found.writes, found.items) == (table, 3, 7)
-    last_one = utc(expires_at(dynamodb, table, ended_one.id))
-    last_two = utc(expires_at(dynamodb, table, ended_two.id))
+    last_one = utc(retention_end(dynamodb, table, ended_one.id))
+    last_two = utc(retention_end(dynamodb, table, ended_two.id))
     assert found.formats == (
         FormatCount(1, open=1, ended=1, expired=0, last_expires_at=last_one),
         FormatCount(2, open=0, ended=1, expired=1, last_expires_at=last_two),

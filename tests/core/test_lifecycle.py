@@ -12,12 +12,12 @@ from sqsjobs.core.lifecycle import (
     ClaimDecision,
     after_failure,
     claim_decision,
-    expires_at,
     holds_lease,
     initial_status,
-    is_expired,
-    lease_expired,
+    lease_over,
     may_heartbeat,
+    past_retention,
+    retention_end,
 )
 
 Q, D, R = JobStatus.QUEUED, JobStatus.DELAYED, JobStatus.RUNNING
@@ -69,7 +69,7 @@ def test_claim_decision(
 def test_a_lease_expires_only_once_lease_until_is_before_now(
     lease_until: float | None, expired: bool
 ) -> None:
-    assert lease_expired(lease_until, NOW) is expired
+    assert lease_over(lease_until, NOW) is expired
 
 
 @pytest.mark.parametrize(
@@ -124,12 +124,12 @@ def test_after_failure(
     ("status", "expiry"),
     [(C, NOW + 10), (K, NOW + 10), (X, NOW + 70), (Q, None), (D, None), (R, None)],
 )
-def test_expires_at(status: JobStatus, expiry: float | None) -> None:
-    assert expires_at(status, NOW, 10, 70) == expiry
+def test_retention_end(status: JobStatus, expiry: float | None) -> None:
+    assert retention_end(status, NOW, 10, 70) == expiry
 
 
 @pytest.mark.parametrize(
     ("expiry", "expired"), [(None, False), (NOW + 1, False), (NOW, True), (NOW - 1, True)]
 )
 def test_is_expired_from_the_expiry_instant_on(expiry: float | None, expired: bool) -> None:
-    assert is_expired(expiry, NOW) is expired
+    assert past_retention(expiry, NOW) is expired

@@ -41,7 +41,7 @@ class ModelJob:
     lease_until: float | None = None
     ended_at: float | None = None
 
-    def expired(self, now: float) -> bool:
+    def past_retention(self, now: float) -> bool:
         if self.ended_at is None:
             return False
         keep = DEAD_RETENTION if self.status is JobStatus.DEAD else RETENTION
@@ -195,7 +195,7 @@ class MemoryStoreMachine(RuleBasedStateMachine):
             return
         job = self.model[data.draw(st.sampled_from(list(self.model)))]  # insertion order
         now = self.clock()
-        alive = not job.expired(now)
+        alive = not job.past_retention(now)
         expected = alive and job.status in (JobStatus.QUEUED, JobStatus.DELAYED, JobStatus.RUNNING)
         assert self.run(self.queue.cancel(job.id)) is expected
         if expected:
@@ -210,7 +210,7 @@ class MemoryStoreMachine(RuleBasedStateMachine):
         now = self.clock()
         for job in self.model.values():
             got = self.run(self.store.get(job.id, now))
-            if job.expired(now):
+            if job.past_retention(now):
                 assert got is None
                 continue
             assert got is not None
@@ -220,7 +220,9 @@ class MemoryStoreMachine(RuleBasedStateMachine):
                 # The API's datetimes keep microseconds; the clock's reading has more.
                 assert got.run_at == datetime.fromtimestamp(job.run_at, UTC)
         listed = self.run(self.store.list(JobFilter(), 1000, None, now)).jobs
-        assert {j.id for j in listed} == {j.id for j in self.model.values() if not j.expired(now)}
+        assert {j.id for j in listed} == {
+            j.id for j in self.model.values() if not j.past_retention(now)
+        }
 
 
 MemoryStoreMachine.TestCase.settings = settings(

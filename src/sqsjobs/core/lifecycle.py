@@ -53,15 +53,15 @@ def claim_decision(
     now: float,
     skew: float = 0.0,
 ) -> ClaimDecision:
-    """What a claim at ``now`` does with a record; ``skew`` as in ``lease_expired``."""
+    """What a claim at ``now`` does with a record; ``skew`` as in ``lease_over``."""
     if status is QUEUED or (status is DELAYED and run_at <= now):
         return ClaimDecision.RUN
-    if status is RUNNING and lease_expired(lease_until, now, skew):
+    if status is RUNNING and lease_over(lease_until, now, skew):
         return ClaimDecision.DEAD if attempts >= max_attempts else ClaimDecision.RUN
     return ClaimDecision.SKIP
 
 
-def lease_expired(lease_until: float | None, now: float, skew: float = 0.0) -> bool:
+def lease_over(lease_until: float | None, now: float, skew: float = 0.0) -> bool:
     """Whether a lease is over for a claimer whose clock may run ``skew`` seconds ahead.
 
     Only a claim that takes a lease over needs the margin: the holder extends its lease
@@ -79,7 +79,7 @@ def holds_lease(status: JobStatus, token: str | None, claimed_token: str) -> boo
 def may_heartbeat(
     status: JobStatus, token: str | None, lease_until: float | None, claimed_token: str, now: float
 ) -> bool:
-    return holds_lease(status, token, claimed_token) and not lease_expired(lease_until, now)
+    return holds_lease(status, token, claimed_token) and not lease_over(lease_until, now)
 
 
 def initial_status(run_at: float, now: float) -> JobStatus:
@@ -111,7 +111,7 @@ def release_ends_attempt(error: str, run_at: float | None) -> bool:
     return run_at is None and str(error) in INTERRUPTED
 
 
-def expires_at(
+def retention_end(
     status: JobStatus, at: float, retention: float, dead_retention: float
 ) -> float | None:
     """When a record that became ``status`` at ``at`` stops existing for readers."""
@@ -122,7 +122,7 @@ def expires_at(
     return None
 
 
-def is_expired(expiry: float | None, now: float) -> bool:
+def past_retention(expiry: float | None, now: float) -> bool:
     return expiry is not None and now >= expiry
 
 

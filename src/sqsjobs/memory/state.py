@@ -42,11 +42,11 @@ from ..core.lifecycle import (
     ClaimDecision,
     after_failure,
     after_release,
-    expires_at,
     holds_lease,
-    is_expired,
     may_heartbeat,
+    past_retention,
     release_ends_attempt,
+    retention_end,
 )
 from ..core.models import Job, JobStatus
 from ..core.requests import EnqueueResult, JobFilter, JobPage
@@ -130,7 +130,7 @@ class MemoryCore:
         """The live record bound to a key's scope; an expired one is dropped and frees it."""
         record_id = self.keys.get(scope)
         record = None if record_id is None else self.records.get(record_id)
-        if record is not None and is_expired(record.expires_at, now):
+        if record is not None and past_retention(record.expires_at, now):
             self._drop(record)
             return None
         return record
@@ -151,7 +151,7 @@ class MemoryCore:
                 if decision is ClaimDecision.RUN:
                     claimed.append(self._lease(record, worker_id, now))
                 elif decision is ClaimDecision.DEAD:
-                    self._expire_lease(record, now)
+                    self._dead_at_lease_end(record, now)
                 else:
                     self._defer(index, record)
             return claimed
@@ -180,7 +180,7 @@ class MemoryCore:
             if record is None or record.version != version:
                 continue
             if record.claim_decision(now) is ClaimDecision.DEAD:
-                self._expire_lease(record, now)
+                self._dead_at_lease_end(record, now)
             else:
                 heapq.heappush(index.ready, record.ready_entry())
 
@@ -196,7 +196,7 @@ class MemoryCore:
         self._index(record)
         return record.to_job()
 
-    def _expire_lease(self, record: Record, now: float) -> None:
+    def _dead_at_lease_end(self, record: Record, now: float) -> None:
         record.set_error(LEASE_EXPIRED_ERROR)
         record.note_attempt(history.DEAD, now, LEASE_EXPIRED_ERROR, kind=history.EXPIRED)
         self._move_to(record, DEAD, now)
@@ -289,7 +289,7 @@ class MemoryCore:
         record.lease_token = None
         record.lease_until = None
         record.updated_at = now
-        record.expires_at = expires_at(status, now, self.retention, self.dead_retention)
+        record.expires_at = retention_end(status, now, self.retention, self.dead_retention)
         self._index(record)
 
     def _index(self, record: Record) -> None:
@@ -312,7 +312,7 @@ class MemoryCore:
 
     def _live(self, job_id: str, now: float) -> Record | None:
         record = self.records.get(job_id)
-        if record is None or is_expired(record.expires_at, now):
+        if record is None or past_retention(record.expires_at, now):
             return None
         return record
 
@@ -337,7 +337,7 @@ class MemoryCore:
                 record
                 for record in self.records.values()
                 if filter.matches(record.queue, record.status, record.name, record.tenant)
-                and not is_expired(record.expires_at, now)
+                and not past_retention(record.expires_at, now)
                 and (
                     past is None
                     or follows((record.created_at, record.id), past, newest_first=newest)
@@ -366,7 +366,7 @@ class MemoryCore:
         while self.expiries and self.expiries[0][0] <= now:
             _, record_id = heapq.heappop(self.expiries)
             record = self.records.get(record_id)
-            if record is not None and is_expired(record.expires_at, now):
+            if record is not None and past_retention(record.expires_at, now):
                 self._drop(record)
 
     def _drop(self, record: Record) -> None:

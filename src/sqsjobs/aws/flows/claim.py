@@ -36,7 +36,7 @@ from ...core.lifecycle import (
     TERMINAL,
     ClaimDecision,
     claim_decision,
-    expires_at,
+    retention_end,
 )
 from ...core.models import Job
 from ...core.text import safe_line
@@ -49,7 +49,7 @@ from ..wire.sqs import Hide, MalformedMessage, Message, Resend
 from .bodies import claim_horizon, extend_bodies, read_bodies
 from .messages import MessagePlan, carry_out
 from .moved_back import MovedBack, moved_back
-from .takeover import expire_last, take_over
+from .takeover import record_dead_at_lease_end, take_over
 from .unanswered import late, no_answer, own_claim, undo
 
 
@@ -105,7 +105,7 @@ def why_refused(stored: Stored | None, queue: str, now: float, skew: float) -> R
 
     Judged on the stored instants, by the rule the claim's condition applies.
     """
-    if stored is None or stored.expired(now) or stored.job.status in TERMINAL:
+    if stored is None or stored.past_retention(now) or stored.job.status in TERMINAL:
         return Refusal.DELETE
     job = stored.job
     if job.queue != queue:
@@ -296,7 +296,7 @@ def _malformed(
     plan.dead_letters.append(message)
     if token is None:
         return
-    expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
+    expiry = retention_end(DEAD_STATUS, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     error = f"malformed record: {reason}"[:MAX_ERROR_CHARS]
     with contextlib.suppress(AwsError):  # then its lease just ends; the message is gone
@@ -359,7 +359,7 @@ def _refused(
     elif refusal is Refusal.LEASE_ENDED:
         assert stored is not None
         key = None if info.dead_letter_url is None else new_key()
-        job = yield from expire_last(layout, stored.job, now, key)
+        job = yield from record_dead_at_lease_end(layout, stored.job, now, key)
         if job is not None:
             claimed.dead.append(job)
             plan.dead_letters.append(message)

@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...core import history
-from ...core.lifecycle import DEAD, RUNNING, expires_at, lease_expired
+from ...core.lifecycle import DEAD, RUNNING, lease_over, retention_end
 from ...core.reports import DeadLetter
 from ...core.times import utc
 from ...core.validation import check_job_name, page_limit
@@ -51,7 +51,7 @@ from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel
 from ..wire.sqs import MalformedMessage, Message
 from .bodies import read_bodies
 from .messages import hand_back, receive
-from .takeover import expired_entry
+from .takeover import lease_end_entry
 
 PEEK_VISIBILITY = 30  # hidden long enough not to be seen twice in one pass, no longer
 OPERATOR_WAIT = 1  # a long poll asks every SQS server, so "empty" means empty
@@ -185,7 +185,7 @@ def named_job(message: Message, queue: str) -> str | None:
 def live(item: Attributes | None, now: float) -> Stored | None:
     """The record in ``item``, unless there is none or its retention has ended."""
     stored = None if item is None or not is_record(item) else stored_from_item(item)
-    return None if stored is None or stored.expired(now) else stored
+    return None if stored is None or stored.past_retention(now) else stored
 
 
 def _redriven(message: Message, max_receive_count: int | None) -> bool:
@@ -203,7 +203,7 @@ def _abandoned(stored: Stored | None, now: float, skew: float) -> bool:
     """Running with its lease over: ``conditions.ABANDONED``, judged before writing."""
     if stored is None or stored.job.status is not RUNNING:
         return False
-    return lease_expired(stored.lease_until, now, skew)
+    return lease_over(stored.lease_until, now, skew)
 
 
 def _read(table: str, job_ids: Sequence[str], now: float) -> Flow[dict[str, Stored | None]]:
@@ -224,10 +224,10 @@ def _dead_letter(
 ) -> Flow[tuple[Stored | None, bool]]:
     """Record an abandoned job dead (its lease ran out: an entry in its history says so);
     the record as it then is, and whether this did it."""
-    expiry = expires_at(DEAD, now, layout.retention, layout.dead_retention)
+    expiry = retention_end(DEAD, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     error = _redriven_error(layout, queue)
-    noted = expired_entry(stored.job, now, history.DEAD, error)
+    noted = lease_end_entry(stored.job, now, history.DEAD, error)
     job = (stored.job.id, queue)
     call = transitions.abandoned_dead(
         layout.indexed, job, error, now, layout.clock_skew, expiry, noted

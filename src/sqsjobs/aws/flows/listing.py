@@ -220,7 +220,7 @@ def _fill(range_: _Range, reply: Any, past: str | None, newest: bool, now: float
             range_.buffer.append((position, job_id_of(item)))
             continue
         stored = stored_from_item(item)
-        if not stored.expired(now):
+        if not stored.past_retention(now):
             range_.buffer.append((position, stored.job))
     range_.start = reply.get("LastEvaluatedKey")
     range_.exhausted = range_.start is None
@@ -264,7 +264,7 @@ def _resolve(
             jobs.append(each)
             continue
         stored = found.get(each)
-        if stored is None or stored.expired(now):
+        if stored is None or stored.past_retention(now):
             continue  # deleted or expired since the index was read
         if statuses is None or stored.job.status in statuses:
             jobs.append(stored.job)

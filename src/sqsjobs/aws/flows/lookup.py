@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...core import history
 from ...core.history import action_entry
-from ...core.lifecycle import CANCELLABLE, CANCELLED, RUNNING, expires_at
+from ...core.lifecycle import CANCELLABLE, CANCELLED, RUNNING, retention_end
 from ...core.models import Job
 from ..wire import dynamo, transitions
 from ..wire.items import is_record, payload_text, readable
@@ -20,7 +20,7 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
     if item is None or not is_record(item):
         return None
     stored = readable(item, "GetItem")
-    if stored.expired(now):
+    if stored.past_retention(now):
         return None
     if stored.needs_payload and stored.body_pk:  # a long payload lives in its body item
         body = yield get_body(layout.table, stored.body_pk)
@@ -37,7 +37,7 @@ def cancel(layout: Layout, job_id: str, now: float, by: str | None = None) -> Fl
     record format 3 on it moves the job's index entry, which needs its queue. A job that
     is not there or no longer waiting is refused without a write.
     """
-    expiry = expires_at(CANCELLED, now, layout.retention, layout.dead_retention)
+    expiry = retention_end(CANCELLED, now, layout.retention, layout.dead_retention)
     assert expiry is not None
     reply = yield dynamo.get(layout.table, job_id)
     item = reply.get("Item")
@@ -45,7 +45,7 @@ def cancel(layout: Layout, job_id: str, now: float, by: str | None = None) -> Fl
         return False
     stored = readable(item, "GetItem")
     job = stored.job
-    if stored.expired(now) or job.status not in CANCELLABLE:
+    if stored.past_retention(now) or job.status not in CANCELLABLE:
         return False
     cut = (job.attempts, job.locked_by) if job.status is RUNNING else None
     noted = (action_entry(now, history.CANCEL, history.CANCELLED, by, cut), job.history_count)

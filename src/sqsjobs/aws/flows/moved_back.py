@@ -66,7 +66,7 @@ def moved_back(
     ``None`` unless the record is ``queue``'s dead job and the message came after its
     death (a copy of it, or sent since by SQS's clock, ``clock_skew`` allowed).
     """
-    if stored is None or stored.expired(now) or stored.job.status is not DEAD:
+    if stored is None or stored.past_retention(now) or stored.job.status is not DEAD:
         return None
     job = stored.job
     if job.queue != queue:

@@ -32,9 +32,9 @@ from ...core.lifecycle import (
     DEAD,
     after_failure,
     after_release,
-    expires_at,
     holds_lease,
     release_ends_attempt,
+    retention_end,
 )
 from ...core.models import Job, JobStatus, message_group
 from ...core.times import epoch
@@ -49,8 +49,8 @@ from .claim import Delivery
 from .messages import MessagePlan, carry_out
 
 
-def _expiry(layout: Layout, status: JobStatus, now: float) -> float:
-    expiry = expires_at(status, now, layout.retention, layout.dead_retention)
+def _retention_end_at(layout: Layout, status: JobStatus, now: float) -> float:
+    expiry = retention_end(status, now, layout.retention, layout.dead_retention)
     assert expiry is not None, "terminal statuses always expire"
     return expiry
 
@@ -123,7 +123,7 @@ def complete(
     entry (``transitions.complete``) and its attempt is the history's entry. A store that
     did not make the claim reads the record to learn them.
     """
-    expiry = _expiry(layout, COMPLETED, now)
+    expiry = _retention_end_at(layout, COMPLETED, now)
     delivered = claimed is not None
     if claimed is None:
         claimed = yield from _claimed(layout, job_id, token)
@@ -193,7 +193,7 @@ def _dead(
     ``run``: the job as claimed, and the message that delivered it if the store knows.
     """
     job, delivery = run
-    expiry = _expiry(layout, DEAD, now)
+    expiry = _retention_end_at(layout, DEAD, now)
     info = layout.info(job.queue)
     key = None if info.dead_letter_url is None else new_key()
     call = transitions.dead(

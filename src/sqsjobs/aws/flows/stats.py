@@ -124,7 +124,7 @@ def _count(
     for stored in found.values():
         # An open entry's record may have ended all the same: finished by a 0.1 worker
         # (which writes no ``phase``), or dead with its DLQ copy still owed.
-        if not stored.expired(now):
+        if not stored.past_retention(now):
             counts[stored.job.queue][stored.job.status] += 1
             _note_waiting(waiting[stored.job.queue], stored)
     ended = [

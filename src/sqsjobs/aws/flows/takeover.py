@@ -5,7 +5,7 @@ or lost the table for longer than the lease) refuses it, and the refusal returns
 record as it was (ALL_OLD): whose lease ran out, on which attempt, and how long the
 job's history is. With that, one more conditional write takes the job over, fenced on
 the token that ran out, and adds the entry that says so (``history.EXPIRED``, outcome
-``retry``); on its final attempt the job is recorded dead instead (``expire_last``),
+``retry``); on its final attempt the job is recorded dead instead (``record_dead_at_lease_end``),
 with an entry too. A lease runs out rarely, so the second write costs little: a claim
 of a waiting job is the one write it always was.
 
@@ -26,7 +26,7 @@ from ...core.lifecycle import (
     RUNNING,
     ClaimDecision,
     claim_decision,
-    expires_at,
+    retention_end,
 )
 from ...core.models import Job
 from ..wire import dynamo, transitions
@@ -37,7 +37,7 @@ from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from .unanswered import own_claim
 
 
-def expired_entry(job: Job, now: float, outcome: str, error: str | None = None) -> Noted:
+def lease_end_entry(job: Job, now: float, outcome: str, error: str | None = None) -> Noted:
     """The entry for ``job``'s attempt whose lease a claim found over at ``now``.
 
     Only the record tells of it, and the record no longer says when that attempt
@@ -78,7 +78,7 @@ def take_over(
     for job_id, stored in lapsed.items():
         job = stored.job
         assert job.lease_token is not None
-        over = (job.lease_token, expired_entry(job, now, history.RETRIED))
+        over = (job.lease_token, lease_end_entry(job, now, history.RETRIED))
         calls.append(
             dynamo.claim(
                 layout.indexed,
@@ -113,19 +113,21 @@ def _lapsed(item: object, queue: str, skew: float, now: float) -> Stored | None:
     decision = claim_decision(
         job.status, stored.run_at, stored.lease_until, job.attempts, job.max_attempts, now, skew
     )
-    return stored if decision is ClaimDecision.RUN and not stored.expired(now) else None
+    return stored if decision is ClaimDecision.RUN and not stored.past_retention(now) else None
 
 
-def expire_last(layout: Layout, job: Job, now: float, key: str | None) -> Flow[Job | None]:
+def record_dead_at_lease_end(
+    layout: Layout, job: Job, now: float, key: str | None
+) -> Flow[Job | None]:
     """Dead-letter a job whose lease ended on its final attempt; None if someone else acted.
 
     ``key``: its message goes to the DLQ next, with this key (``copy_marks``), confirmed
     on the record once sent.
     """
-    expiry = expires_at(DEAD_STATUS, now, layout.retention, layout.dead_retention)
+    expiry = retention_end(DEAD_STATUS, now, layout.retention, layout.dead_retention)
     assert job.lease_token is not None and expiry is not None
     token, skew = job.lease_token, layout.clock_skew
-    call = transitions.expire_lease(
+    call = transitions.dead_at_lease_end(
         layout.indexed,
         (job.id, job.queue),
         token,
@@ -134,7 +136,7 @@ def expire_last(layout: Layout, job: Job, now: float, key: str | None) -> Flow[J
         skew,
         expiry,
         copy_key=key,
-        noted=expired_entry(job, now, history.DEAD, LEASE_EXPIRED_ERROR),
+        noted=lease_end_entry(job, now, history.DEAD, LEASE_EXPIRED_ERROR),
     )
     try:
         reply = yield call

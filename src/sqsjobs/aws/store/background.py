@@ -117,7 +117,7 @@ class Background:
         self._running_loop()
         self.held.hold(queue, messages, time.monotonic())
         if queue not in self._hold_timers:
-            self._schedule_expiry(queue, time.monotonic() + HOLD)
+            self._schedule_hold_check(queue, time.monotonic() + HOLD)
 
     async def take_held(self, queue: str, limit: int) -> list[Message]:
         """Up to ``limit`` held messages for a claim; none held, those past ``HOLD`` go
@@ -131,23 +131,23 @@ class Background:
         now = time.monotonic()
         taken = self.held.take(queue, limit, now)
         if not taken:
-            stale, _ = self.held.expire(queue, now)
+            stale, _ = self.held.take_overdue(queue, now)
             if stale:
                 await self._drive(hand_back(self._urls[queue], stale))
         return taken
 
-    def _schedule_expiry(self, queue: str, at: float) -> None:
+    def _schedule_hold_check(self, queue: str, at: float) -> None:
         delay = max(0.0, at - time.monotonic())
         loop = asyncio.get_running_loop()
-        self._hold_timers[queue] = loop.call_later(delay, self._expire_held, queue)
+        self._hold_timers[queue] = loop.call_later(delay, self._release_overdue_held, queue)
 
-    def _expire_held(self, queue: str) -> None:
+    def _release_overdue_held(self, queue: str) -> None:
         del self._hold_timers[queue]
-        stale, due = self.held.expire(queue, time.monotonic())
+        stale, due = self.held.take_overdue(queue, time.monotonic())
         if stale:
             self.spawn(self._drive(hand_back(self._urls[queue], stale)))
         if due is not None:
-            self._schedule_expiry(queue, due)
+            self._schedule_hold_check(queue, due)
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], *, until: float | None = None) -> None:
         """Run ``coroutine`` in the background; ``until`` (monotonic) marks it as work a

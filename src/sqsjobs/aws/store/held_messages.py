@@ -63,7 +63,7 @@ class HeldMessages:
             held = self._queues.setdefault(queue, _Queue())
             held.messages.extend((now, message) for message in messages)
 
-    def expire(self, queue: str, now: float) -> tuple[list[Message], float | None]:
+    def take_overdue(self, queue: str, now: float) -> tuple[list[Message], float | None]:
         """Messages held too long (to hand back), and when the next one will be."""
         with self._lock:
             held = self._queues.get(queue)

@@ -13,10 +13,10 @@ import re
 HOLDS_LEASE = "#status = :running AND #lease_token = :token"
 # may_heartbeat(): holds the lease, and the lease has not ended.
 MAY_HEARTBEAT = f"{HOLDS_LEASE} AND #lease_until >= :now"
-# Lease expiry as a claim judges it: ``:expired_before`` is ``now - clock_skew``, so a
+# A lease over, as a claim judges it: ``:lease_ended_before`` is ``now - clock_skew``, so a
 # lease is taken over only once it ended by the claimer's clock *and* by one running up to
-# ``clock_skew`` seconds behind it (``lease_expired(lease_until, now, skew)``).
-LEASE_OVER = "#lease_until < :expired_before"
+# ``clock_skew`` seconds behind it (``lease_over(lease_until, now, skew)``).
+LEASE_OVER = "#lease_until < :lease_ended_before"
 # claim_decision() == RUN: queued; delayed and due; running, lease expired, attempts left.
 # A claim writes the first two (``WAITING_CLAIMABLE``); the third is a take-over
 # (``TAKE_OVER``), written once a claim refused by such a record has read whose lease it
@@ -30,7 +30,7 @@ CLAIMABLE = f"{WAITING_CLAIMABLE} OR ({TAKE_OVER})"
 # claim_decision() == DEAD for the holder of ``:token``: its lease ended on the last attempt.
 LEASE_ENDED_ON_LAST_ATTEMPT = f"{HOLDS_LEASE} AND {LEASE_OVER} AND #attempts >= #max_attempts"
 # A running job whose run is gone: its lease is over (the reconciler, for redriven messages).
-# The same rule as ``lease_expired()`` on a running record, which readers check first.
+# The same rule as ``lease_over()`` on a running record, which readers check first.
 ABANDONED = f"#status = :running AND {LEASE_OVER}"
 # Not past its retention: readers treat an expired record as absent (TTL deletes lazily).
 UNEXPIRED = "(attribute_not_exists(#expires_at) OR #expires_at > :now)"

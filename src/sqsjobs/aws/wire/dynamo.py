@@ -149,7 +149,7 @@ def claim(
     else:
         values |= statuses(RUNNING) | {
             ":old_token": text(over[0]),
-            ":expired_before": number(now - skew),
+            ":lease_ended_before": number(now - skew),
         }
         condition = f"#queue = :queue AND {TAKE_OVER}"
         note(sets, values, over[1])

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 from ...core.errors import JobStoreError, describe_error
 from ...core.fields import DATA_FIELDS
-from ...core.lifecycle import is_expired
+from ...core.lifecycle import past_retention
 from ...core.models import Job, JobStatus
 from ...core.text import safe_line
 from ...core.times import epoch, utc, utc_or_none
@@ -189,8 +189,8 @@ class Stored(NamedTuple):
         job = self.job.model_copy(update={"payload": json.loads(payload_text)})
         return self._replace(job=job)
 
-    def expired(self, now: float) -> bool:
-        return is_expired(self.expires_at, now)
+    def past_retention(self, now: float) -> bool:
+        return past_retention(self.expires_at, now)
 
 
 def item_from_job(

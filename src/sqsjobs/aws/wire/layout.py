@@ -30,7 +30,7 @@ class Layout(NamedTuple):
     described: Mapping[str, QueueInfo] = NOTHING_DESCRIBED
     retention: float = 86_400.0
     dead_retention: float = 1_209_600.0
-    clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_expired``)
+    clock_skew: float = 2.0  # how far two hosts' clocks may disagree (``lease_over``)
     resend_after: float = 60.0  # a duplicate enqueue re-sends a message older than this
     lanes: Mapping[str, Lanes] = NO_LANES
     index_shards: int = DEFAULT_SHARDS  # partitions per queue in the list index

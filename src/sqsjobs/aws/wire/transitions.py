@@ -1,7 +1,7 @@
 """Pure builders for the status changes that settle a run, end a job or revive one.
 
 A run settles under its lease token (``complete``, ``retry``, ``release``, ``dead``); a
-job ends without one when its lease ran out on the last attempt (``expire_lease``), its
+job ends without one when its lease ran out on the last attempt (``dead_at_lease_end``), its
 runs kept dying (``abandoned_dead``) or it is cancelled while waiting (``cancel``); a dead
 one is confirmed copied to its DLQ (``copied``) or runs again (``revive``). These are the
 writes that take a lease away and move a job's list-index entry between its open and
@@ -47,7 +47,7 @@ def _copy_due(sets: dict[str, str], values: dict[str, Any], now: float, key: str
         del values[":list_pk"]
 
 
-def expire_lease(
+def dead_at_lease_end(
     table: IndexedTable,
     job: tuple[str, str],
     token: str,
@@ -71,7 +71,7 @@ def expire_lease(
     if copy_key is not None:
         _copy_due(sets, values, now, copy_key)
     values |= statuses(RUNNING) | {
-        ":expired_before": number(now - skew),
+        ":lease_ended_before": number(now - skew),
         ":token": text(token),
         ":expires_at": number(expires_at),
     }
@@ -228,7 +228,7 @@ def abandoned_dead(
     remove = error_write(sets, values, LEASE_FIELDS, error)
     values |= statuses(RUNNING) | {
         ":expires_at": number(expires_at),
-        ":expired_before": number(now - skew),
+        ":lease_ended_before": number(now - skew),
     }
     note(sets, values, noted)
     return update(
