@@ -187,7 +187,7 @@ def test_put_many_sends_what_it_wrote_before_a_conflict() -> None:
 def _claim_flow(
     aws: FakeAws, body: str, receive_count: int = 1, now: float = NOW
 ) -> _claim.Claimed:
-    flow = _claim.claim_received(layout(), "default", [message(body, receive_count)], "w", now, 30)
+    flow = _claim.claim_received(layout(), "default", [message(body, receive_count)], "w", now)
     return drive(flow, aws)
 
 

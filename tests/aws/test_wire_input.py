@@ -228,7 +228,7 @@ def claim_batch(aws: FakeAws, job_ids: list[str]) -> _claim.Claimed:
     messages = [
         Message(f"m-{i}", f"h-{i}", token(job_id), 1, NOW) for i, job_id in enumerate(job_ids)
     ]
-    return drive(_claim.claim_received(layout(), "default", messages, "w", NOW, 30), aws)
+    return drive(_claim.claim_received(layout(), "default", messages, "w", NOW), aws)
 
 
 def running(job: Job) -> dict[str, Any]:

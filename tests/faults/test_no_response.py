@@ -94,6 +94,6 @@ def test_one_unanswered_claim_write_does_not_abandon_the_others() -> None:
         _sqs.Message(f"m-{i}", f"h-{i}", _sqs.body(job.id, "default"), 1, NOW)
         for i, job in enumerate(jobs)
     ]
-    claimed = drive(_claim.claim_received(layout(), "default", messages, "w", NOW, 30), aws)
+    claimed = drive(_claim.claim_received(layout(), "default", messages, "w", NOW), aws)
     assert [d.job.id for d in claimed.deliveries] == [jobs[1].id]
     assert [e.cause for e in claimed.errors] == [DROPPED]

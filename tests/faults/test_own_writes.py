@@ -98,7 +98,7 @@ class ClaimAppliedThenLost:
 
 def claim(aws: Any) -> _claim.Claimed:
     body = _sqs.body(aws.job.id, "default")
-    flow = _claim.claim_received(layout(), "default", [message(body)], "w", NOW, 30)
+    flow = _claim.claim_received(layout(), "default", [message(body)], "w", NOW)
     return drive(flow, aws)
 
 

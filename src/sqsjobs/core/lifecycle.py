@@ -44,6 +44,52 @@ class ClaimDecision(Enum):
     SKIP = "skip"  # not claimable now
 
 
+class ClaimRule(Enum):
+    """May this job run now? The claim's table, one row per case a record can be in.
+
+    Both stores decide every claim by it (``claim_decision``); the DynamoDB condition of
+    the claim write is its RUN rows in one expression (``aws.wire.conditions``), and the
+    conformance suite has one test per row on every store.
+    """
+
+    QUEUED = ("queued", ClaimDecision.RUN)
+    DELAYED_DUE = ("delayed, its run_at reached", ClaimDecision.RUN)
+    DELAYED_NOT_DUE = ("delayed, its run_at ahead", ClaimDecision.SKIP)
+    LEASE_LIVE = ("running, its lease live", ClaimDecision.SKIP)
+    LEASE_OVER = ("running, its lease over, attempts left", ClaimDecision.RUN)
+    LEASE_OVER_FINAL = ("running, its lease over on the final attempt", ClaimDecision.DEAD)
+    ENDED = ("completed, dead or cancelled", ClaimDecision.SKIP)
+
+    @property
+    def case(self) -> str:
+        return self.value[0]
+
+    @property
+    def decision(self) -> ClaimDecision:
+        return self.value[1]
+
+
+def claim_rule(
+    status: JobStatus,
+    run_at: float,
+    lease_until: float | None,
+    attempts: int,
+    max_attempts: int,
+    now: float,
+    skew: float = 0.0,
+) -> ClaimRule:
+    """The row of the claim's table a record is in at ``now``; ``skew`` as in ``lease_over``."""
+    if status is QUEUED:
+        return ClaimRule.QUEUED
+    if status is DELAYED:
+        return ClaimRule.DELAYED_DUE if run_at <= now else ClaimRule.DELAYED_NOT_DUE
+    if status is RUNNING:
+        if not lease_over(lease_until, now, skew):
+            return ClaimRule.LEASE_LIVE
+        return ClaimRule.LEASE_OVER_FINAL if attempts >= max_attempts else ClaimRule.LEASE_OVER
+    return ClaimRule.ENDED
+
+
 def claim_decision(
     status: JobStatus,
     run_at: float,
@@ -53,12 +99,8 @@ def claim_decision(
     now: float,
     skew: float = 0.0,
 ) -> ClaimDecision:
-    """What a claim at ``now`` does with a record; ``skew`` as in ``lease_over``."""
-    if status is QUEUED or (status is DELAYED and run_at <= now):
-        return ClaimDecision.RUN
-    if status is RUNNING and lease_over(lease_until, now, skew):
-        return ClaimDecision.DEAD if attempts >= max_attempts else ClaimDecision.RUN
-    return ClaimDecision.SKIP
+    """What a claim at ``now`` does with a record (``ClaimRule``)."""
+    return claim_rule(status, run_at, lease_until, attempts, max_attempts, now, skew).decision
 
 
 def lease_over(lease_until: float | None, now: float, skew: float = 0.0) -> bool:

@@ -128,11 +128,14 @@ def claim_received(
     messages: Sequence[Message],
     worker_id: str,
     now: float,
-    visibility: int,
     unanswered: Mapping[str, str] = MappingProxyType({}),
+    *,
+    event_source: bool = False,
 ) -> Flow[Claimed]:
     """Claim the jobs ``messages`` deliver; dispose of every message that needs no run.
     ``unanswered``: the tokens of earlier claim writes that got no answer, by job id.
+    ``event_source``: Lambda's event source mapping received the messages, not a worker
+    (``fitted_visibility``).
 
     Two messages for one job in the same batch (SQS delivers at least once) make one
     claim write; the other message is then judged like any duplicate.
@@ -177,9 +180,9 @@ def claim_received(
         elif first and no_answer(reply):
             claimed.unanswered.append((job_id, leases[job_id]))
             yield from undo(layout, job_id, leases[job_id], now)
-        yield from _dispose(
-            layout, queue, message, reply, stored, now, visibility, claimed, plan, first=first
-        )
+        yield from _dispose(layout, queue, message, reply, stored, now, claimed, plan, first=first)
+    visibility = layout.info(queue).visibility
+    plan.hides += fitted_visibility(claimed.deliveries, visibility, event_source=event_source)
     if plan:
         moved = yield from carry_out(plan, layout.info(queue))
         yield from _confirm_copies(layout, claimed, moved)
@@ -187,6 +190,25 @@ def claim_received(
         claimed.settled |= {m.message_id for m in messages if m.receipt_handle in deleted}
         claimed.settled |= {m.message_id for m in moved}
     return claimed
+
+
+def fitted_visibility(
+    deliveries: Sequence[Delivery], visibility: int, *, event_source: bool
+) -> list[tuple[str, int]]:
+    """The visibility changes that fit claimed messages to their jobs' leases.
+
+    The messages came with the queue's visibility timeout. A worker's are fitted both
+    ways, so a job whose worker crashed comes back when its lease ends. An event source
+    mapping's are only ever lengthened: Lambda wants at least the function's timeout
+    there, and the handler hands a job back itself by its invocation's deadline, so a
+    shorter lease needs no request.
+    """
+    hides = []
+    for delivery in deliveries:
+        needed = sqs.visibility_for(delivery.job.lease)
+        if needed > visibility or (needed < visibility and not event_source):
+            hides.append((delivery.message.receipt_handle, needed))
+    return hides
 
 
 def _confirm_copies(layout: Layout, claimed: Claimed, moved: Sequence[Message]) -> Flow[None]:
@@ -310,7 +332,6 @@ def _dispose(
     reply: Reply | AwsError,
     stored: Stored | None,
     now: float,
-    visibility: int,
     claimed: Claimed,
     plan: MessagePlan,
     *,
@@ -326,8 +347,6 @@ def _dispose(
         assert stored is not None
         job = stored.job
         claimed.deliveries.append(Delivery(job, message))
-        if sqs.visibility_for(job.lease) != visibility:
-            plan.hides.append((message.receipt_handle, sqs.visibility_for(job.lease)))
     else:  # a second message for a job this batch just claimed: back when the lease ends
         assert stored is not None
         plan.return_at(message, _after_lease(message, stored, now, layout))

@@ -1,4 +1,5 @@
-"""Describing a queue: its redrive policy and retention, read once per queue per store.
+"""Describing a queue: its redrive policy, retention and visibility timeout, read once per
+queue per store.
 
 Both faces of a store (and the Lambda handler) learn a queue's facts through this one
 flow; the store keeps what it learned in its ``Layout``.
@@ -34,7 +35,7 @@ def describe_missing(layout: Layout, queues: Sequence[str]) -> Flow[dict[str, Qu
 
 
 def describe_queue(queue: str, url: str, dead_letter_url: str | None) -> Flow[QueueInfo]:
-    """Read a queue's redrive policy and retention; find its DLQ's URL if not given.
+    """Read a queue's redrive policy, retention and visibility; find its DLQ's URL if not given.
 
     Refuses a work queue that is some queue's dead-letter queue (the easy mistake of
     copying the wrong URL): workers would run every dead job again, and a redrive would
@@ -43,20 +44,22 @@ def describe_queue(queue: str, url: str, dead_letter_url: str | None) -> Flow[Qu
     yield from _refuse_dead_letter_queue(queue, url)
     params: GetQueueAttributesRequestTypeDef = {
         "QueueUrl": url,
-        "AttributeNames": ["RedrivePolicy", "MessageRetentionPeriod"],
+        "AttributeNames": ["RedrivePolicy", "MessageRetentionPeriod", "VisibilityTimeout"],
     }
     reply = yield Call("sqs", "get_queue_attributes", params)
     attributes = reply.get("Attributes", {})
     retention = float(attributes.get("MessageRetentionPeriod", "345600"))
+    visibility = int(attributes.get("VisibilityTimeout", "30"))
     policy = json.loads(attributes["RedrivePolicy"]) if "RedrivePolicy" in attributes else None
     if policy is None:
-        return QueueInfo(url, dead_letter_url, None, retention)
+        return QueueInfo(url, dead_letter_url, None, retention, visibility)
     if dead_letter_url is None:
         # arn:aws:sqs:{region}:{account}:{name}
         *_, account, name = str(policy["deadLetterTargetArn"]).split(":")
         lookup: GetQueueUrlRequestTypeDef = {"QueueName": name, "QueueOwnerAWSAccountId": account}
         dead_letter_url = str((yield Call("sqs", "get_queue_url", lookup))["QueueUrl"])
-    return QueueInfo(url, dead_letter_url, int(policy["maxReceiveCount"]), retention)
+    receives = int(policy["maxReceiveCount"])
+    return QueueInfo(url, dead_letter_url, receives, retention, visibility)
 
 
 def _refuse_dead_letter_queue(queue: str, url: str) -> Flow[None]:

@@ -38,6 +38,8 @@ DELETE_WINDOW = 0.5  # seconds finished jobs wait to share one DeleteMessageBatc
 # Beyond its wait, how long a cut-short receive may take to answer (the request's round
 # trip; SQS answers a long poll within a second of its WaitTimeSeconds).
 ANSWER_MARGIN = 5.0
+# A claim's receive of up to so many messages (``flows.messages.receive`` and its kin).
+Receive = Callable[[int], Awaitable[list[Message]]]
 
 
 class DeleteBuffer:
@@ -74,7 +76,6 @@ class Background:
         self._send = send
         self.deletes = DeleteBuffer()
         self.held = HeldMessages()
-        self._urls: dict[str, str] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         # The work cancelled claims left running, with when it should be over (monotonic).
         self._cut_short: dict[asyncio.Future[Any], float] = {}
@@ -109,17 +110,33 @@ class Background:
         for url, handles in self.deletes.take_all().items():
             self.spawn(self._drive(delete_all(url, handles)))
 
-    def hold(self, queue: str, url: str, messages: list[Message]) -> None:
-        """Keep messages received beyond a claim's limit for the next claims."""
+    async def messages_for(
+        self, url: str, limit: int, receive: Receive, wait: int
+    ) -> tuple[list[Message], bool]:
+        """Up to ``limit`` messages of ``url`` for a claim, and whether a receive brought them.
+
+        Held messages first; else one receive (``receive(size)``, waiting up to ``wait``
+        seconds) of ten, or of ``limit`` while holding has not paid lately, whose messages
+        beyond ``limit`` are held for the next claims.
+        """
+        held = await self.take_held(url, limit)
+        if held:
+            return held, False
+        size = self.held.receive_size(url, limit, time.monotonic())
+        messages = await self.uninterrupted(receive(size), url, wait)
+        self.hold(url, messages[limit:])
+        return messages[:limit], True
+
+    def hold(self, url: str, messages: list[Message]) -> None:
+        """Keep messages received from ``url`` beyond a claim's limit for the next claims."""
         if not messages:
             return
-        self._urls[queue] = url
         self._running_loop()
-        self.held.hold(queue, messages, time.monotonic())
-        if queue not in self._hold_timers:
-            self._schedule_hold_check(queue, time.monotonic() + HOLD)
+        self.held.hold(url, messages, time.monotonic())
+        if url not in self._hold_timers:
+            self._schedule_hold_check(url, time.monotonic() + HOLD)
 
-    async def take_held(self, queue: str, limit: int) -> list[Message]:
+    async def take_held(self, url: str, limit: int) -> list[Message]:
         """Up to ``limit`` held messages for a claim; none held, those past ``HOLD`` go
         back to the queue first, so the claim's receive can have them at once.
 
@@ -129,25 +146,25 @@ class Background:
         visibility timeout ended, about a minute.
         """
         now = time.monotonic()
-        taken = self.held.take(queue, limit, now)
+        taken = self.held.take(url, limit, now)
         if not taken:
-            stale, _ = self.held.take_overdue(queue, now)
+            stale, _ = self.held.take_overdue(url, now)
             if stale:
-                await self._drive(hand_back(self._urls[queue], stale))
+                await self._drive(hand_back(url, stale))
         return taken
 
-    def _schedule_hold_check(self, queue: str, at: float) -> None:
+    def _schedule_hold_check(self, url: str, at: float) -> None:
         delay = max(0.0, at - time.monotonic())
         loop = asyncio.get_running_loop()
-        self._hold_timers[queue] = loop.call_later(delay, self._release_overdue_held, queue)
+        self._hold_timers[url] = loop.call_later(delay, self._release_overdue_held, url)
 
-    def _release_overdue_held(self, queue: str) -> None:
-        del self._hold_timers[queue]
-        stale, due = self.held.take_overdue(queue, time.monotonic())
+    def _release_overdue_held(self, url: str) -> None:
+        del self._hold_timers[url]
+        stale, due = self.held.take_overdue(url, time.monotonic())
         if stale:
-            self.spawn(self._drive(hand_back(self._urls[queue], stale)))
+            self.spawn(self._drive(hand_back(url, stale)))
         if due is not None:
-            self._schedule_hold_check(queue, due)
+            self._schedule_hold_check(url, due)
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], *, until: float | None = None) -> None:
         """Run ``coroutine`` in the background; ``until`` (monotonic) marks it as work a
@@ -231,7 +248,7 @@ class Background:
         self._delete_timer, self._hold_timers = None, {}
         flows = [delete_all(url, h) for url, h in self.deletes.take_all().items()]
         held = self.held.take_all()
-        return flows + [hand_back(self._urls[q], ms) for q, ms in held.items()]
+        return flows + [hand_back(url, messages) for url, messages in held.items()]
 
     async def aclose(self) -> None:
         for flow in self.leftovers():

@@ -1,9 +1,12 @@
-"""Claiming for the async face and the Lambda handler: receive, hold, claim, log.
+"""Claiming for the async face and the Lambda handler: a plan of reads, then one pass.
 
-A worker's claim receives up to ten messages (or takes held ones), claims what it asked
-for and holds the rest (``background``); the Lambda handler claims the messages its
-event delivered. Both end in ``claim_messages``, which runs the claim flow, logs what
-it disposed of, and registers each claimed job's message in the shared ``DeliveryMap``.
+A worker's claim asks the lane picker once for its plan (the SQS queues to read, in
+order: ``lanes``), and for each read takes held messages, else receives up to ten,
+claims what it asked for and holds the rest (``background``), stopping at the first read
+that yields jobs; the picker is told once what each read yielded. The Lambda handler
+claims the messages its event delivered. Both end in ``Claims._claim``, which runs the
+claim flow, logs what it disposed of, and registers each claimed job's message in the
+shared ``DeliveryMap``.
 
 Claim is cancellation-safe. A receive cancelled in flight is not over: SQS keeps the
 request running and hands it what arrives until its wait ends, hidden from everyone
@@ -20,7 +23,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Protocol, TypeVar
 
 from ...core.lifecycle import LEASE_EXPIRED_ERROR
@@ -28,7 +31,7 @@ from ...core.models import Job
 from ...core.store import ClaimWatcher
 from ...core.text import safe_line
 from ...observe.log import LOGGER_NAME, Event, log_event
-from ..flows import claim
+from ..flows import settle
 from ..flows.claim import Claimed, Delivery
 from ..flows.groups import receive_heads
 from ..flows.messages import receive
@@ -36,9 +39,9 @@ from ..flows.moved_back import MovedBack
 from ..wire import sqs
 from ..wire.layout import Layout
 from ..wire.protocol import Flow, public_error
-from ..wire.sqs import Message
-from .background import Background
-from .lanes import LanePicker
+from ..wire.sqs import Message, QueueInfo
+from .background import Background, Receive
+from .lanes import LanePicker, Read
 from .state import StoreState
 
 T = TypeVar("T")
@@ -48,7 +51,6 @@ CANCELLED_CLAIM = "claim was cancelled before its jobs were handed out"
 # How long a claim step cut short by a cancel may take to claim and release its jobs
 # (a DynamoDB write each way, and their retries) before a stop stops waiting for it.
 CLAIM_STEP_TIME = 10.0
-Release = Callable[[str, str, str, float], Awaitable[bool]]
 
 
 class Run(Protocol):
@@ -58,13 +60,10 @@ class Run(Protocol):
 
 
 class Claims:
-    def __init__(
-        self, state: StoreState, run: Run, background: Background, release: Release
-    ) -> None:
+    def __init__(self, state: StoreState, run: Run, background: Background) -> None:
         self._state = state
         self._run = run
         self._background = background
-        self._release = release
         self._lanes = LanePicker()
         self._watchers: dict[str, ClaimWatcher] = {}  # per worker id: claim refusals
 
@@ -78,33 +77,30 @@ class Claims:
     async def claim(
         self, queue: str, worker_id: str, now: float, limit: int, wait: float
     ) -> list[Job]:
-        """Claim up to ``limit`` jobs from held messages, or from one receive of up to ten.
+        """Claim up to ``limit`` jobs: read the plan's SQS queues in order until one yields.
 
-        The receive long-polls for up to ``wait`` seconds (capped at ``wait_time``); after a
-        long poll, due-ness and the lease are reckoned from ``now`` plus the time waited.
-        A queue with priority lanes reads them first while it is busy (``lanes``).
+        The plan (``lanes``) is the queue alone, or, while it is busy, its priority lanes
+        and then the queue. Only the last read long-polls, for up to ``wait`` seconds
+        (capped at ``wait_time``); after it, due-ness and the lease are reckoned from
+        ``now`` plus the time waited.
         """
         layout = await self._run(self._state.described([queue]))
-        lanes = layout.lanes.get(queue, ())
-        if lanes and self._lanes.lanes_worth_reading(queue):
-            if self._lanes.queue_first(queue):
-                jobs, received = await self._take(layout, queue, None, worker_id, now, limit, 0)
-                if jobs:
-                    self._lanes.queue_read(queue, received, len(jobs))
-                    return jobs
-            for _, lane in lanes:
-                if self._lanes.quiet(queue, lane, time.monotonic()):
-                    continue
-                jobs, received = await self._take(layout, queue, lane, worker_id, now, limit, 0)
-                self._lanes.lane_read(queue, lane, received, len(jobs), time.monotonic())
+        plan = self._lanes.plan(queue, layout.lanes.get(queue, ()), time.monotonic())
+        reads: list[Read] = []
+        try:
+            for lane in plan:
+                waits = wait if len(reads) == len(plan) - 1 else 0  # the last read only
+                jobs, read, now = await self._read(
+                    layout, queue, lane, worker_id, now, limit, waits
+                )
+                reads.append(read)
                 if jobs:
                     return jobs
-        jobs, received = await self._take(layout, queue, None, worker_id, now, limit, wait)
-        if lanes:
-            self._lanes.queue_read(queue, received, len(jobs))
-        return jobs
+            return []
+        finally:
+            self._lanes.record(queue, reads, time.monotonic())
 
-    async def _take(
+    async def _read(
         self,
         layout: Layout,
         queue: str,
@@ -113,15 +109,23 @@ class Claims:
         now: float,
         limit: int,
         wait: float,
-    ) -> tuple[list[Job], bool]:
-        """Claim from the queue or one of its lanes: the jobs, and whether it had messages."""
-        source = queue if lane is None else lane  # held messages are kept per SQS queue
+    ) -> tuple[list[Job], Read, float]:
+        """One read of a plan: held messages, else a receive; then claim what they deliver.
+
+        Returns the jobs, what the read yielded, and ``now`` after any long poll.
+        """
         view = layout if lane is None else layout.via(queue, lane)
-        messages = await self._background.take_held(source, limit)
+        info = view.info(queue)
+        wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._state.wait)
+        started = time.monotonic()
+        receive = self._receive(info, limit, wait_seconds)
+        messages, received = await self._background.messages_for(
+            info.url, limit, receive, wait_seconds
+        )
+        if received and wait_seconds:
+            now += time.monotonic() - started
         if not messages:
-            messages, now = await self._receive(view, queue, source, limit, wait, now)
-        if not messages:
-            return [], False
+            return [], Read(lane, found=False, received=False, jobs=0), now
         step = asyncio.ensure_future(self._claim(view, queue, messages, worker_id, now, lane))
         try:
             deliveries = await asyncio.shield(step)
@@ -129,7 +133,8 @@ class Claims:
             until = time.monotonic() + CLAIM_STEP_TIME
             self._background.spawn(self._release_claimed(step), until=until)
             raise
-        return [delivery.job for delivery in deliveries], True
+        jobs = [delivery.job for delivery in deliveries]
+        return jobs, Read(lane, found=True, received=received, jobs=len(jobs)), now
 
     async def claim_messages(
         self, queue: str, messages: Sequence[Message], worker_id: str, now: float
@@ -141,28 +146,13 @@ class Claims:
         deliveries = await self._claim(layout, queue, messages, worker_id, now, settled=settled)
         return deliveries, settled
 
-    async def _receive(
-        self, layout: Layout, queue: str, source: str, limit: int, wait: float, now: float
-    ) -> tuple[list[Message], float]:
-        """Messages for this claim (the rest are held for the next), and ``now`` after it."""
-        wait_seconds = 0 if wait <= 0 else min(math.ceil(wait), self._state.wait)
-        started = time.monotonic()
-        url = layout.url(queue)
-        visibility = self._state.visibility_of(queue)
-        fifo = sqs.is_fifo(url)  # one job per group at a time: no hold (``flows.groups``)
-        if fifo:
-            flow = receive_heads(url, limit, wait_seconds, visibility)
-        else:
-            size = self._background.held.receive_size(source, limit, started)
-            flow = receive(url, size, wait_seconds, visibility)
-        messages = await self._background.uninterrupted(self._run(flow), url, wait_seconds)
-        if not fifo:
-            self._background.hold(source, url, messages[limit:])
-        if wait_seconds:
-            now += time.monotonic() - started
-        if messages and source == queue:
-            self._lanes.queue_received(queue)
-        return messages[:limit], now
+    def _receive(self, info: QueueInfo, limit: int, wait: int) -> Receive:
+        """A receive of a given size from ``info``'s queue, with its own visibility timeout
+        (``QueueInfo.visibility``); on a FIFO queue, of ``limit`` heads of their groups,
+        one job per group at a time (``flows.groups``)."""
+        if sqs.is_fifo(info.url):
+            return lambda _: self._run(receive_heads(info.url, limit, wait, info.visibility))
+        return lambda size: self._run(receive(info.url, size, wait, info.visibility))
 
     async def _claim(
         self,
@@ -175,12 +165,14 @@ class Claims:
         *,
         settled: set[str] | None = None,
     ) -> list[Delivery]:
-        """Claim what ``messages`` deliver; ``settled`` gets the ids disposed of for good."""
-        visibility = self._state.visibility_of(queue)
-        unanswered = self._state.unanswered_now()
-        flow = claim.claim_received(layout, queue, messages, worker_id, now, visibility, unanswered)
+        """Claim what ``messages`` deliver; ``settled`` gets the ids disposed of for good.
+
+        Only the Lambda handler asks for ``settled``: its messages came from the event
+        source mapping, not from a worker's receive (``flows.claim.fitted_visibility``).
+        """
+        lambda_ = settled is not None
+        flow = self._state.claimed(layout, queue, messages, worker_id, now, event_source=lambda_)
         claimed = await self._run(flow)
-        self._state.note_unanswered(claimed)
         _log_disposed(queue, claimed)
         if settled is not None:
             settled |= claimed.settled
@@ -190,12 +182,12 @@ class Claims:
         deliveries = [delivery._replace(lane=lane) for delivery in claimed.deliveries]
         for delivery in deliveries:
             self._state.deliveries.add(delivery)
-            self._state.visibility[queue] = sqs.visibility_for(delivery.job.lease)
         if claimed.errors and not deliveries:
             raise public_error(claimed.errors[0]) from claimed.errors[0].cause
         return deliveries
 
     async def _release_claimed(self, step: asyncio.Future[list[Delivery]]) -> None:
+        """Release what a cancelled claim's step claimed: back to queued, attempt uncounted."""
         try:
             deliveries = await step
         except Exception:
@@ -203,7 +195,10 @@ class Claims:
         now = self._state.clock()
         for delivery in deliveries:
             job_id, lease_token = delivery.key
-            await self._release(job_id, lease_token, CANCELLED_CLAIM, now)
+            layout = delivery.layout(self._state.layout)
+            flow = settle.release(layout, delivery, job_id, lease_token, CANCELLED_CLAIM, now, None)
+            await self._run(flow)
+            self._state.deliveries.pop(job_id, lease_token)
 
 
 def _log_disposed(queue: str, claimed: Claimed) -> None:

@@ -31,16 +31,17 @@ class _Queue:
 
 
 class HeldMessages:
-    """Per queue: messages received but not yet claimed, oldest first."""
+    """Per SQS queue (by URL: a lane is one too): messages received but not yet claimed,
+    oldest first."""
 
     def __init__(self) -> None:
         self._queues: dict[str, _Queue] = {}
         self._lock = threading.Lock()
 
-    def take(self, queue: str, limit: int, now: float) -> list[Message]:
+    def take(self, url: str, limit: int, now: float) -> list[Message]:
         """Up to ``limit`` messages held for less than ``HOLD`` seconds."""
         with self._lock:
-            held = self._queues.get(queue)
+            held = self._queues.get(url)
             taken: list[Message] = []
             while held and held.messages and len(taken) < limit:
                 received, message = held.messages.popleft()
@@ -51,22 +52,22 @@ class HeldMessages:
                     break
             return taken
 
-    def receive_size(self, queue: str, limit: int, now: float) -> int:
+    def receive_size(self, url: str, limit: int, now: float) -> int:
         """How many messages to ask for: ten, unless holding them has not paid lately."""
         with self._lock:
-            held = self._queues.get(queue)
+            held = self._queues.get(url)
             quiet = held is not None and now < held.quiet_until
         return min(limit, MAX_BATCH) if quiet else MAX_BATCH
 
-    def hold(self, queue: str, messages: list[Message], now: float) -> None:
+    def hold(self, url: str, messages: list[Message], now: float) -> None:
         with self._lock:
-            held = self._queues.setdefault(queue, _Queue())
+            held = self._queues.setdefault(url, _Queue())
             held.messages.extend((now, message) for message in messages)
 
-    def take_overdue(self, queue: str, now: float) -> tuple[list[Message], float | None]:
+    def take_overdue(self, url: str, now: float) -> tuple[list[Message], float | None]:
         """Messages held too long (to hand back), and when the next one will be."""
         with self._lock:
-            held = self._queues.get(queue)
+            held = self._queues.get(url)
             if held is None:
                 return [], None
             stale: list[Message] = []

@@ -1,4 +1,7 @@
-"""Which of a queue's SQS queues a worker's next claim reads: its lanes, or the queue.
+"""Which of a queue's SQS queues a worker's next claim reads, in what order: the plan.
+
+A claim asks ``LanePicker.plan`` once for the SQS queues to read, reads them in order
+until one yields jobs, and tells ``LanePicker.record`` once what each read yielded.
 
 A job whose priority falls in a lane's band is sent twice: to the queue and to the lane
 (``flows.put``). So the queue alone holds a message for every job, and a lane holds the
@@ -23,12 +26,25 @@ costs in requests bounded:
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from ..wire.layout import Lanes
 
 QUIET_FIRST = 1.0
 QUIET_MOST = 8.0
 RECEIVES_FIRST = 16
 RECEIVES_MOST = 64
 SHARE = 10
+
+
+class Read(NamedTuple):
+    """What one read of a claim's plan yielded."""
+
+    lane: str | None  # the lane's SQS queue URL; None: the queue itself
+    found: bool  # it had messages, held or received
+    received: bool  # a ReceiveMessage request brought them (held ones were paid for before)
+    jobs: int  # claimed from them
 
 
 class _Quiet:
@@ -42,55 +58,61 @@ class _Quiet:
 
 
 class LanePicker:
-    """Per queue and lane, what the last receives found; shared by a store's claims."""
+    """Per queue and lane, what the last reads found; shared by a store's claims."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: set[str] = set()
-        self._streak: dict[str, int] = {}
-        self._quiet: dict[str, _Quiet] = {}
+        self._streak: dict[str, int] = {}  # per queue: jobs from lanes since its own
+        self._quiet: dict[str, _Quiet] = {}  # per lane URL
         self._receives: dict[str, int] = {}  # per queue: receives that found messages
 
-    def lanes_worth_reading(self, queue: str) -> bool:
-        """Not while the queue is idle: its long poll wakes for every job, lanes' too."""
-        with self._lock:
-            return queue not in self._idle
+    def plan(self, queue: str, lanes: Lanes, now: float) -> list[str | None]:
+        """Where the next claim reads, in order: lane URLs, and ``None`` for the queue.
 
-    def queue_first(self, queue: str) -> bool:
-        """The starvation guard: the queue's turn after ``SHARE - 1`` jobs from lanes."""
+        The plan always ends with the queue itself, the only read that may long-poll.
+        ``now`` is monotonic.
+        """
         with self._lock:
-            return self._streak.get(queue, 0) >= SHARE - 1
+            if not lanes or queue in self._idle:
+                return [None]  # an idle queue's long poll wakes for every job, lanes' too
+            first: list[str | None] = [None] if self._streak.get(queue, 0) >= SHARE - 1 else []
+            receives = self._receives.get(queue, 0)
+            awake = [url for _, url in lanes if not self._is_quiet(url, receives, now)]
+            return [*first, *awake, None]
 
-    def quiet(self, queue: str, lane: str, now: float) -> bool:
+    def record(self, queue: str, reads: Sequence[Read], now: float) -> None:
+        """Learn from a claim's reads, in the order they were made (``now``: monotonic)."""
         with self._lock:
-            found = self._quiet.get(lane)
-            if found is None:
-                return False
-            return now < found.until or self._receives.get(queue, 0) < found.after
+            for read in reads:
+                if read.lane is None:
+                    self._queue_read(queue, read)
+                else:
+                    self._lane_read(queue, read, now)
 
-    def lane_read(self, queue: str, lane: str, received: bool, jobs: int, now: float) -> None:
-        with self._lock:
-            quiet = self._quiet.setdefault(lane, _Quiet())
-            if received:
-                quiet.backoff, quiet.receives, quiet.until, quiet.after = 0.0, 0, 0.0, 0
-            else:
-                quiet.backoff = min(QUIET_MOST, max(QUIET_FIRST, quiet.backoff * 2))
-                quiet.receives = min(RECEIVES_MOST, max(RECEIVES_FIRST, quiet.receives * 2))
-                quiet.until = now + quiet.backoff
-                quiet.after = self._receives.get(queue, 0) + quiet.receives
-            if jobs:
-                self._streak[queue] = self._streak.get(queue, 0) + jobs
+    def _is_quiet(self, lane: str, receives: int, now: float) -> bool:
+        found = self._quiet.get(lane)
+        return found is not None and (now < found.until or receives < found.after)
 
-    def queue_received(self, queue: str) -> None:
-        """A receive request on the queue itself brought messages (held ones do not count)."""
-        with self._lock:
+    def _lane_read(self, queue: str, read: Read, now: float) -> None:
+        assert read.lane is not None
+        quiet = self._quiet.setdefault(read.lane, _Quiet())
+        if read.found:
+            quiet.backoff, quiet.receives, quiet.until, quiet.after = 0.0, 0, 0.0, 0
+        else:
+            quiet.backoff = min(QUIET_MOST, max(QUIET_FIRST, quiet.backoff * 2))
+            quiet.receives = min(RECEIVES_MOST, max(RECEIVES_FIRST, quiet.receives * 2))
+            quiet.until = now + quiet.backoff
+            quiet.after = self._receives.get(queue, 0) + quiet.receives
+        if read.jobs:
+            self._streak[queue] = self._streak.get(queue, 0) + read.jobs
+
+    def _queue_read(self, queue: str, read: Read) -> None:
+        if read.received:
             self._receives[queue] = self._receives.get(queue, 0) + 1
-
-    def queue_read(self, queue: str, received: bool, jobs: int) -> None:
-        with self._lock:
-            if received:
-                self._idle.discard(queue)
-            else:
-                self._idle.add(queue)
-            if jobs:
-                self._streak[queue] = 0
+        if read.found:
+            self._idle.discard(queue)
+        else:
+            self._idle.add(queue)
+        if read.jobs:
+            self._streak[queue] = 0

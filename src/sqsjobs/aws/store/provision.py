@@ -252,7 +252,9 @@ def _ensure_queue(
             **kind,
         },
     )
-    return QueueInfo(url, dead_letter_url, max_receive_count, float(QUEUE_RETENTION))
+    return QueueInfo(
+        url, dead_letter_url, max_receive_count, float(QUEUE_RETENTION), QUEUE_VISIBILITY
+    )
 
 
 def _create_queue(send: Send, name: str, attributes: Mapping[QueueAttributeNameType, str]) -> str:

@@ -115,7 +115,7 @@ class SqsJobStore(PresenceCalls):
         self._mode = mode
         self._transport = AsyncSend(state.endpoint, state.boto, threaded=mode.threaded)
         self._background = Background(self._send)
-        self._claims = Claims(state, self._run, self._background, self.release)
+        self._claims = Claims(state, self._run, self._background)
         self.watch_claims = self._claims.watch  # claim refusals, for metrics (``core.store``)
         self.sync = SqsSyncView(state)
 

@@ -12,12 +12,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from ..flows.claim import Claimed
+from ..flows.claim import Claimed, claim_received
 from ..flows.describe import describe_missing
 from ..transports.boto import BotoTransport
 from ..transports.endpoint import Endpoint
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Flow, drive, public_error
+from ..wire.sqs import Message
 from .deliveries import DeliveryMap
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFAULT_VISIBILITY = 30  # until a claim shows a queue's leases
 UNANSWERED_KEPT = 1000  # unanswered claims remembered per store
 
 
@@ -42,22 +42,34 @@ class StoreState:
         self.clock: Callable[[], float] = settings.clock
         self.boto = BotoTransport(self.endpoint)
         self.deliveries = DeliveryMap()
-        self.visibility: dict[str, int] = {}  # per queue: the visibility its leases need
         # job id -> token of a claim write that got no answer (``flows.unanswered``); the
         # newest ``UNANSWERED_KEPT``, as dict order keeps them
         self.unanswered: dict[str, str] = {}
         self._unanswered_lock = threading.Lock()
 
-    def unanswered_now(self) -> dict[str, str]:
+    def claimed(
+        self,
+        layout: Layout,
+        queue: str,
+        messages: Sequence[Message],
+        worker_id: str,
+        now: float,
+        *,
+        event_source: bool,
+    ) -> Flow[Claimed]:
+        """Claim what ``messages`` deliver (``flows.claim``), told the tokens of this store's
+        earlier claim writes that got no answer; remembers this round's."""
         with self._unanswered_lock:
-            return dict(self.unanswered)
-
-    def note_unanswered(self, claimed: Claimed) -> None:
-        """Remember the round's unanswered claims; forget those it undid."""
+            unanswered = dict(self.unanswered)
+        claimed = yield from claim_received(
+            layout, queue, messages, worker_id, now, unanswered, event_source=event_source
+        )
         with self._unanswered_lock:
             self._note(claimed)
+        return claimed
 
     def _note(self, claimed: Claimed) -> None:
+        """Remember the round's unanswered claims; forget those it undid."""
         for job_id in claimed.undone:
             self.unanswered.pop(job_id, None)
         for job_id, token in claimed.unanswered:
@@ -85,9 +97,6 @@ class StoreState:
     def named(self, queues: Sequence[str] | None) -> list[str]:
         """``queues``, or every queue of the store (sorted), for the operator calls."""
         return list(queues) if queues is not None else sorted(self.layout.queue_urls)
-
-    def visibility_of(self, queue: str) -> int:
-        return self.visibility.get(queue, DEFAULT_VISIBILITY)
 
     def run_sync(self, flow: Flow[T]) -> T:
         """Drive ``flow`` on boto3; an AWS failure surfaces as botocore's error."""

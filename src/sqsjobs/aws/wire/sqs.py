@@ -85,6 +85,11 @@ class QueueInfo(NamedTuple):
     dead_letter_url: str | None
     max_receive_count: int | None
     retention: float = 345_600.0  # SQS default: 4 days
+    # Seconds a received message stays hidden unless the receiver says otherwise (SQS's
+    # default: 30). A worker's receive asks for this; a claimed job whose lease needs
+    # another visibility costs one change of it, so a queue set to its jobs' usual lease
+    # claims without one.
+    visibility: int = 30
 
 
 class Hide(NamedTuple):
