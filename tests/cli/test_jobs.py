@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 import sqsjobs.producer.enqueue
-from sqsjobs import EnqueueRequest, JobQueue, JobStatus, JobWorker, SyncJobQueue
+from sqsjobs import EnqueueRequest, JobContext, JobQueue, JobStatus, JobWorker, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 
 from .conftest import PLAIN, Env, invoke
@@ -89,6 +89,26 @@ async def test_show_of_a_completed_job_includes_its_result(
     assert result.exit_code == 0, result.output
     assert re.search(r"^status +completed", result.stdout, re.MULTILINE)
     assert json.loads(result.stdout.split("\nresult\n", 1)[1]) == {"sent": True}
+
+
+async def test_show_gives_the_progress_its_run_last_reported(
+    cli_env: Env, store: SqsJobStore
+) -> None:
+    queue = JobQueue(store)
+
+    async def export(ctx: JobContext) -> None:
+        await ctx.progress({"rows": 1200, "of": 5000, "table": "bestellungen"})
+        raise ConnectionError("warehouse closed the connection")
+
+    try:
+        job = (await queue.enqueue("ledger.export", max_attempts=2)).job
+        assert await JobWorker(queue, {"ledger.export": export}).run_once()
+    finally:
+        await store.aclose()
+    result = invoke(cli_env, "jobs", "show", job.id)
+    assert result.exit_code == 0, result.output
+    expected = '{"rows": 1200, "of": 5000, "table": "bestellungen"}'
+    assert re.search(rf"^progress +{re.escape(expected)}$", result.stdout, re.MULTILINE)
 
 
 def test_cancel_cancels_once_then_refuses_with_exit_1(cli_env: Env, store: SqsJobStore) -> None:

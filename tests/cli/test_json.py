@@ -39,6 +39,7 @@ JOB_FIELDS = {
     "history",  # the last 10 attempts and operator actions, oldest first
     "history_count",  # every entry ever written: how many the bounded history left out
     "labels",  # free-form tags given at enqueue (core.fields), {} when none
+    "progress",  # as the run last reported it (ctx.progress); null until one does
     "group",
     "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",

@@ -220,3 +220,22 @@ async def test_labels_show_escaped_and_hide_with_the_payloads() -> None:
     with local(make_dashboard(store, show_payloads=False)) as hidden:
         page = hidden.get(f"/jobs/{job.id}").text
     assert '<dd id="labels" class="muted">2 hidden</dd>' in page and "billing" not in page
+
+
+async def test_progress_shows_escaped_and_hides_with_the_payloads() -> None:
+    store = MemoryJobStore()
+    queue = JobQueue(store)
+    job = (await queue.enqueue("sync.ledger", None)).job
+    [claimed] = await store.claim("default", "w1", queue.clock())
+    progress = {"stage": "</code><script>alert(1)</script>", "done": 42}
+    now = queue.clock()
+    assert await store.heartbeat(
+        job.id, claimed.lease_token or "", now + 30, now, progress=progress
+    )
+    with local(make_dashboard(store)) as shown:
+        page = shown.get(f"/jobs/{job.id}").text
+    assert '<dd id="progress"><code>{"done": 42, "stage": ' in page
+    assert "<script>alert" not in page  # tojson escapes <, > and & for HTML
+    with local(make_dashboard(store, show_payloads=False)) as hidden:
+        page = hidden.get(f"/jobs/{job.id}").text
+    assert '<dd id="progress" class="muted">hidden</dd>' in page and "stage" not in page

@@ -265,6 +265,8 @@ def job_fields(job: Job) -> dict[str, RenderableType]:
     values["idempotency_key"] = job.idempotency_key or "-"
     values["tenant"] = job.tenant or "-"
     values["group"] = job.group or "-"
+    if job.progress is not None:  # as its run last reported it (``ctx.progress``)
+        values["progress"] = json_text(job.progress)
     values["last_error"] = job.last_error or "-"
     if job.status is JobStatus.COMPLETED and job.last_error:
         values["last_error"] = literal(

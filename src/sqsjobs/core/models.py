@@ -83,6 +83,10 @@ class Job(BaseModel):
     # Free-form tags given at enqueue (``enqueue(labels=...)``), kept and returned as
     # they were; a data field (``core.fields``), empty on records written without any.
     labels: dict[str, str] = Field(default_factory=dict)
+    # How far the run has come, as its handler last reported it (``ctx.progress``): a JSON
+    # value of at most 1 KiB, written with the run's heartbeats and its outcome
+    # (``core.progress``); ``None`` until a run reports any.
+    progress: JsonValue | None = None
 
 
 def untenanted_group(queue: str) -> str:

@@ -39,10 +39,24 @@ class JobContext:
     cancelled: asyncio.Event
     log: logging.LoggerAdapter[logging.Logger]
     beat: Callable[[], Awaitable[bool]] = field(repr=False)
+    # Keeps a checked progress value for the run's next heartbeat and its outcome.
+    report: Callable[[Any], None] = field(repr=False, default=lambda value: None)
 
     async def heartbeat(self) -> bool:
         """Extend the lease now; ``False`` means it was lost and the run is being cancelled."""
         return await self.beat()
+
+    async def progress(self, value: Any) -> None:
+        """Report how far the run has come: a JSON value of at most 1 KiB (``0.42``,
+        ``{"done": 420, "total": 1000}``), kept on the record as ``Job.progress``.
+
+        Nothing is written now: the value goes with the run's next heartbeat (one every
+        lease / 3) and with its outcome, so reporting often costs no request; the last
+        value reported wins. ``jobs show`` and the dashboard show it (the dashboard unless
+        ``show_payloads=False``). Raises ``JobConfigError("invalid_payload")`` for a value that
+        is not JSON, is ``None``, or is larger than 1 KiB.
+        """
+        self.report(value)
 
 
 def context_logger(logger: logging.Logger, job: Job) -> JobLogAdapter:

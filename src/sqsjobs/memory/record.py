@@ -25,6 +25,8 @@ from ..core.times import epoch, utc, utc_or_none
 from ..core.tracebacks import traceback_of
 from ..core.validation import dump_json
 
+Progress = str | None  # a run's progress as JSON text, when a write carried one
+
 
 @dataclass(slots=True)
 class Record:
@@ -61,6 +63,7 @@ class Record:
     started_at: float | None = None  # when the running attempt was claimed
     # The data fields (``core.fields``) not at their empty value, as JSON text.
     data_json: dict[str, str] = field(default_factory=dict)
+    progress_json: str | None = None  # as the run last reported it (``core.progress``)
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -126,8 +129,14 @@ class Record:
             last_traceback=self.last_traceback,
             history=list(self.history),
             history_count=self.history_count,
+            progress=None if self.progress_json is None else json.loads(self.progress_json),
             **{name: json.loads(value) for name, value in self.data_json.items()},
         )
+
+    def keep_progress(self, progress: Progress) -> None:
+        """Keep the progress a heartbeat or an outcome carried (``None``: none did)."""
+        if progress is not None:
+            self.progress_json = progress
 
     def set_error(self, error: str) -> None:
         """``last_error`` and, when the failure carried one, its traceback (else none)."""

@@ -25,7 +25,6 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from ..core import history
 from ..core.cursor import decode_cursor, encode_cursor, follows
@@ -52,19 +51,10 @@ from ..core.models import Job, JobStatus
 from ..core.requests import EnqueueResult, JobFilter, JobPage
 from ..core.validation import page_limit
 from ..observe.log import LOGGER_NAME, Event, log_event
-from .record import Record
+from .queue_index import QueueIndex
+from .record import Progress, Record
 
 _logger = logging.getLogger(LOGGER_NAME)
-
-
-@dataclass
-class _QueueIndex:
-    ready: list[tuple[int, float, float, str, int]] = field(default_factory=list)
-    delayed: list[tuple[float, str, int]] = field(default_factory=list)
-    leases: list[tuple[float, str, int]] = field(default_factory=list)
-    waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
-        default_factory=set
-    )
 
 
 class MemoryCore:
@@ -81,7 +71,7 @@ class MemoryCore:
         self.records: dict[str, Record] = {}
         # (queue, tenant, idempotency key) -> id: no tenant (None) is a scope of its own.
         self.keys: dict[tuple[str, str | None, str], str] = {}
-        self.queues: dict[str, _QueueIndex] = {}
+        self.queues: dict[str, QueueIndex] = {}
         self.expiries: list[tuple[float, str]] = []
 
     # -- writes --------------------------------------------------------------------------
@@ -157,7 +147,7 @@ class MemoryCore:
             return claimed
 
     @staticmethod
-    def _defer(index: _QueueIndex, record: Record) -> None:
+    def _defer(index: QueueIndex, record: Record) -> None:
         """Put a ready entry that is not due at this ``now`` back on the heap that times it.
 
         A claim whose clock ran ahead promoted it; dropping it would lose the job for good.
@@ -168,7 +158,7 @@ class MemoryCore:
         else:
             heapq.heappush(index.delayed, (record.run_at, record.id, record.version))
 
-    def _promote(self, index: _QueueIndex, now: float) -> None:
+    def _promote(self, index: QueueIndex, now: float) -> None:
         while index.delayed and index.delayed[0][0] <= now:
             _, record_id, version = heapq.heappop(index.delayed)
             record = self.records.get(record_id)
@@ -209,21 +199,26 @@ class MemoryCore:
             error=LEASE_EXPIRED_ERROR,
         )
 
-    def heartbeat(self, job_id: str, token: str, lease_until: float, now: float) -> bool:
+    def heartbeat(
+        self, job_id: str, token: str, lease_until: float, now: float, progress: Progress = None
+    ) -> bool:
         with self.lock:
             record = self._live(job_id, now)
             if record is None or not may_heartbeat(
                 record.status, record.lease_token, record.lease_until, token, now
             ):
                 return False
+            record.keep_progress(progress)
             record.lease_until = lease_until
             record.updated_at = now
             self._index(record)
             return True
 
-    def complete(self, job_id: str, token: str, now: float, result_json: str | None) -> bool:
+    def complete(
+        self, job_id: str, token: str, now: float, result_json: str | None, progress: Progress
+    ) -> bool:
         with self.lock:
-            record = self._leased(job_id, token)
+            record = self._leased(job_id, token, progress)
             if record is None:
                 return False
             record.result_json = result_json
@@ -232,9 +227,11 @@ class MemoryCore:
             self._move_to(record, JobStatus.COMPLETED, now)
             return True
 
-    def fail(self, job_id: str, token: str, error: str, retry_at: float | None, now: float) -> bool:
+    def fail(
+        self, job_id: str, token: str, error: str, retry_at: float | None, now: float, p: Progress
+    ) -> bool:
         with self.lock:
-            record = self._leased(job_id, token)
+            record = self._leased(job_id, token, p)
             if record is None:
                 return False
             status, run_at = after_failure(record.attempts, record.max_attempts, retry_at, now)
@@ -245,10 +242,10 @@ class MemoryCore:
             return True
 
     def release(
-        self, job_id: str, token: str, error: str, now: float, run_at: float | None = None
+        self, job_id: str, token: str, error: str, now: float, run_at: float | None, p: Progress
     ) -> bool:
         with self.lock:
-            record = self._leased(job_id, token)
+            record = self._leased(job_id, token, p)
             if record is None:
                 return False
             if release_ends_attempt(error, run_at):
@@ -295,7 +292,7 @@ class MemoryCore:
     def _index(self, record: Record) -> None:
         """Invalidate the record's old heap entries and push the one its status needs."""
         record.version += 1
-        index = self.queues.setdefault(record.queue, _QueueIndex())
+        index = self.queues.setdefault(record.queue, QueueIndex())
         if record.status is QUEUED:
             heapq.heappush(index.ready, record.ready_entry())
         elif record.status is DELAYED:
@@ -306,7 +303,7 @@ class MemoryCore:
         elif record.expires_at is not None:
             heapq.heappush(self.expiries, (record.expires_at, record.id))
         if record.status is not RUNNING and record.status not in TERMINAL:
-            self._wake(index)
+            index.wake()
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -316,10 +313,12 @@ class MemoryCore:
             return None
         return record
 
-    def _leased(self, job_id: str, token: str) -> Record | None:
+    def _leased(self, job_id: str, token: str, progress: Progress) -> Record | None:
+        """The record if the claim under ``token`` holds it, its progress then kept."""
         record = self.records.get(job_id)
         if record is None or not holds_lease(record.status, record.lease_token, token):
             return None
+        record.keep_progress(progress)
         return record
 
     def get(self, job_id: str, now: float) -> Job | None:
@@ -379,7 +378,7 @@ class MemoryCore:
     def add_waiter(self, queue: str, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
         future: asyncio.Future[None] = loop.create_future()
         with self.lock:
-            self.queues.setdefault(queue, _QueueIndex()).waiters.add((loop, future))
+            self.queues.setdefault(queue, QueueIndex()).waiters.add((loop, future))
         return future
 
     def remove_waiter(
@@ -387,14 +386,3 @@ class MemoryCore:
     ) -> None:
         with self.lock:
             self.queues[queue].waiters.discard((loop, future))
-
-    @staticmethod
-    def _wake(index: _QueueIndex) -> None:
-        for loop, future in index.waiters:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(_resolve, future)
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)

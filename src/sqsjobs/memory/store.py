@@ -13,9 +13,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..core.history import REDRIVE
 from ..core.models import Job, JobStatus
 from ..core.presence import WorkerPresence
+from ..core.progress import checked_progress
 from ..core.reports import RedriveProgress, RedriveReport
 from ..core.requests import EnqueueResult, JobFilter, JobPage
 from ..core.store import SlotTaken
@@ -35,6 +38,8 @@ class MemoryJobStore:
     purges expired terminal records and then refuses new jobs (``store_full``) rather
     than dropping queued work.
     """
+
+    keeps_progress = True  # heartbeats and outcomes take ``progress=`` (``ctx.progress``)
 
     def __init__(
         self,
@@ -90,22 +95,56 @@ class MemoryJobStore:
         return min(remaining, max(change - now, 0.0) + 0.001)
 
     async def heartbeat(
-        self, job_id: str, lease_token: str, lease_until: float, now: float
+        self,
+        job_id: str,
+        lease_token: str,
+        lease_until: float,
+        now: float,
+        *,
+        progress: JsonValue | None = None,
     ) -> bool:
-        return self._core.heartbeat(job_id, lease_token, lease_until, now)
+        """Extend the lease; ``progress``: the run's latest, kept with it (``ctx.progress``),
+        here and in the outcomes below."""
+        kept = _progress_json(progress)
+        return self._core.heartbeat(job_id, lease_token, lease_until, now, kept)
 
-    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
-        return self._core.complete(job_id, lease_token, now, _result_json(result))
+    async def complete(
+        self,
+        job_id: str,
+        lease_token: str,
+        now: float,
+        result: Any,
+        *,
+        progress: JsonValue | None = None,
+    ) -> bool:
+        result_json, kept = _result_json(result), _progress_json(progress)
+        return self._core.complete(job_id, lease_token, now, result_json, kept)
 
     async def fail(
-        self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
+        self,
+        job_id: str,
+        lease_token: str,
+        error: str,
+        retry_at: float | None,
+        now: float,
+        *,
+        progress: JsonValue | None = None,
     ) -> bool:
-        return self._core.fail(job_id, lease_token, error, retry_at, now)
+        kept = _progress_json(progress)
+        return self._core.fail(job_id, lease_token, error, retry_at, now, kept)
 
     async def release(
-        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
+        self,
+        job_id: str,
+        lease_token: str,
+        error: str,
+        now: float,
+        *,
+        run_at: float | None = None,
+        progress: JsonValue | None = None,
     ) -> bool:
-        return self._core.release(job_id, lease_token, error, now, run_at)
+        kept = _progress_json(progress)
+        return self._core.release(job_id, lease_token, error, now, run_at, kept)
 
     async def take_slot(
         self, key: str, order: Sequence[int], holder: str, until: float, now: float
@@ -239,3 +278,8 @@ def redrive_dead(
 
 def _result_json(result: Any) -> str | None:
     return None if result is None else dump_json(plain_json(result, "result"))
+
+
+def _progress_json(progress: JsonValue | None) -> str | None:
+    """Progress as kept; checked again, as a store's own input (``core.progress``)."""
+    return None if progress is None else dump_json(checked_progress(progress))

@@ -2,7 +2,8 @@
 
 Both hold a ``QueueConfig`` and call ``enqueue.prepare`` for everything before the store;
 each I/O method is a few lines: prepare, one store call, log. ``list`` and its keywords
-come from ``listing`` (declared once for the façades and their tenant views).
+come from ``listing`` (declared once for the façades and their tenant views), and
+``wait``'s schedule of reads from ``waiting`` (one for every face).
 ``SyncJobQueue`` talks to the store's blocking face, so a Django view or a Lambda
 function enqueues without an event loop and without importing aioboto3.
 
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -38,6 +40,7 @@ from ..observe.tracing import enqueue_span
 from .enqueue import Prepared, QueueConfig, prepare, prepare_many
 from .listing import AsyncListing, ListOptions, SyncListing
 from .tenant import SyncTenantJobQueue, TenantJobQueue
+from .waiting import REAL_PACING, Pacing, wait_async, wait_blocking
 
 if TYPE_CHECKING:
     from ..handlers.registry import JobRegistry
@@ -52,6 +55,10 @@ def _items(jobs: list[Job], prepared: list[Prepared]) -> list[tuple[Job, str | N
 
 class _BaseQueue:
     """Configuration and logging shared by both façades; no I/O."""
+
+    # The clock and sleeps ``wait`` runs on (``waiting.Pacing``): real ones, which a test
+    # replaces on its queue to assert the schedule of reads without sleeping.
+    _pacing: Pacing = REAL_PACING
 
     def __init__(
         self,
@@ -177,6 +184,27 @@ class JobQueue(_BaseQueue, AsyncListing):
     async def get(self, job_id: str) -> Job | None:
         return await self.store.get(job_id, self.clock())
 
+    async def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
+        """The job's record once it has ended (completed, dead or cancelled).
+
+        Reads it with ``get``: at once, then after 0.1, 0.2, 0.4 and 0.8 s, then once a
+        second, and a last time at the deadline (``producer.waiting``), so a long wait
+        costs about one read a second. ``timeout`` is real elapsed time, a positive
+        number of seconds or a ``timedelta`` (``JobConfigError`` before any read).
+        Raises ``TimeoutError`` if the job has not ended by then (the job runs on), and
+        ``JobConfigError`` (``invalid_option``) for an id with no record.
+        """
+        return await self._wait_for(job_id, timeout, self.get)
+
+    async def _wait_for(
+        self,
+        job_id: str,
+        timeout: float | timedelta,
+        read: Callable[[str], Awaitable[Job | None]],
+    ) -> Job:
+        """``wait`` with the record read by ``read``: ``get``, or a tenant view's."""
+        return await wait_async(job_id, timeout, read, self._pacing)
+
     async def cancel(self, job_id: str, *, by: str | None = None) -> bool:
         """Cancel a job that has not ended (False if it has, or is unknown); ``by`` names
         who did, in its history, when the store's ``cancel`` takes it."""
@@ -227,6 +255,17 @@ class SyncJobQueue(_BaseQueue, SyncListing):
 
     def get(self, job_id: str) -> Job | None:
         return self._sync.get(job_id, self.clock())
+
+    def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
+        """``JobQueue.wait``, blocking the calling thread: the record once the job has
+        ended, read on the same schedule; ``TimeoutError`` if it has not by ``timeout``."""
+        return self._wait_for(job_id, timeout, self.get)
+
+    def _wait_for(
+        self, job_id: str, timeout: float | timedelta, read: Callable[[str], Job | None]
+    ) -> Job:
+        """``wait`` with the record read by ``read``: ``get``, or a tenant view's."""
+        return wait_blocking(job_id, timeout, read, self._pacing)
 
     def cancel(self, job_id: str, *, by: str | None = None) -> bool:
         cancelled = acting(self._sync.cancel, job_id, self.clock(), by=by)

@@ -5,10 +5,10 @@ call and hands the call to the façade, whose config, store and logger do the re
 no rule is checked twice and a view behaves exactly like its façade for its own jobs.
 
 What it enforces is an in-process guard for code given a view instead of the queue (a
-request handler serving one tenant): through the view it cannot enqueue for, read,
-cancel or list another tenant's jobs, nor jobs without a tenant. It is not a security
-boundary against code that holds the façade, the store or AWS credentials: those reach
-every tenant (see "Tenants and isolation" in the README).
+request handler serving one tenant): through the view it cannot enqueue for, read, wait
+for, cancel or list another tenant's jobs, nor jobs without a tenant. It is not a
+security boundary against code that holds the façade, the store or AWS credentials:
+those reach every tenant (see "Tenants and isolation" in the README).
 
 Nor can it join another tenant's message group: every job with a tenant, through a view
 or the façade alike, is grouped within its tenant (``tenant``, or ``{tenant}/{group}``
@@ -20,7 +20,8 @@ the same whichever producer enqueued the job.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import timedelta
 from typing import Any, Protocol, Unpack
 
 from ..core.errors import JobConfigError
@@ -43,6 +44,13 @@ class AsyncProducer(Protocol):
 
     async def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
 
+    async def _wait_for(
+        self,
+        job_id: str,
+        timeout: float | timedelta,
+        read: Callable[[str], Awaitable[Job | None]],
+    ) -> Job: ...
+
     async def _list_page(self, options: ListOptions) -> JobPage: ...
 
 
@@ -58,6 +66,10 @@ class SyncProducer(Protocol):
     def get(self, job_id: str) -> Job | None: ...
 
     def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
+
+    def _wait_for(
+        self, job_id: str, timeout: float | timedelta, read: Callable[[str], Job | None]
+    ) -> Job: ...
 
     def _list_page(self, options: ListOptions) -> JobPage: ...
 
@@ -128,6 +140,12 @@ class TenantJobQueue(_TenantBound, AsyncListing):
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
         return self._mine(await self._queue.get(job_id))
 
+    async def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
+        """``JobQueue.wait`` for this tenant's job, read through this view's ``get``: another
+        tenant's job is as unknown as an id without a record (``JobConfigError``), and its
+        status is never shown, not even in a ``TimeoutError``."""
+        return await self._queue._wait_for(job_id, timeout, self.get)
+
     async def cancel(self, job_id: str, *, by: str | None = None) -> bool:
         """Cancel the job if it is this tenant's; another tenant's is left alone (False).
 
@@ -169,6 +187,10 @@ class SyncTenantJobQueue(_TenantBound, SyncListing):
     def get(self, job_id: str) -> Job | None:
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
         return self._mine(self._queue.get(job_id))
+
+    def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
+        """``SyncJobQueue.wait`` for this tenant's job only (see ``TenantJobQueue.wait``)."""
+        return self._queue._wait_for(job_id, timeout, self.get)
 
     def cancel(self, job_id: str, *, by: str | None = None) -> bool:
         """Cancel the job if it is this tenant's (read first: see ``TenantJobQueue.cancel``);

@@ -48,9 +48,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from ..core.backoff import Backoff
 from ..core.errors import describe_error, refused_for_good
@@ -59,6 +61,7 @@ from ..core.models import Job
 from ..core.store import JobStore
 from ..core.times import epoch, utc
 from ..observe.log import Event
+from .progress import Progress
 from .writes import RefusedWhileHeld, Write, Written, judged, shows
 
 WRITE_RETRY = Backoff(base=0.5, max=4.0)  # between tries of a store write that raised
@@ -66,6 +69,7 @@ LOGGED_FIRST, LOGGED_EVERY = 3, 10  # failures logged one by one, then every 10t
 STOP_PATIENCE = 5.0  # seconds a stopping worker gives the release of a pending write
 PERMANENT_PATIENCE = 3  # leases a write the store refuses as invalid is tried for
 Log = Callable[..., None]  # (level, event, message, **extra), the run's log
+StoreCall = Callable[[], Awaitable[bool]]
 
 
 class _Stopped(Exception):
@@ -103,6 +107,15 @@ class Lease:
         self._stopping = asyncio.Event()  # the worker stopped and its grace is over
         self._writing = asyncio.Lock()  # a heartbeat waits for a write's try in flight
         self._beating: asyncio.Future[None] | None = None
+        self.progress = Progress(store)  # what ``ctx.progress`` reported, until written
+
+    def written_by(
+        self, write: Callable[..., Awaitable[bool]], *args: Any, **keywords: Any
+    ) -> StoreCall:
+        """An outcome's store write (``write(job_id, token, *args)``), the same call at every
+        try, carrying the progress no heartbeat has carried yet."""
+        riding, _ = self.progress.riding()
+        return functools.partial(write, self.job.id, self.token, *args, **keywords, **riding)
 
     # -- heartbeats ----------------------------------------------------------------------
 
@@ -149,8 +162,10 @@ class Lease:
         async with self._turn(patience):
             now = self.clock()
             until = now + self.job.lease
-            held = await self.store.heartbeat(self.job.id, self.token, until, now)
+            riding, mark = self.progress.riding()
+            held = await self.store.heartbeat(self.job.id, self.token, until, now, **riding)
         if held:
+            self.progress.carried(mark)
             self.until = until
             if self.on_extended is not None:
                 await self.on_extended(until, now)

@@ -201,6 +201,7 @@ class JobRun:
             cancelled=self.cancelled,
             log=context_logger(self.settings.logger, self.job),
             beat=self.lease.beat,
+            report=self.lease.progress.report,
         )
         declared_options.check(self.job, spec.defaults, self._log)
         self.observed.begin(self.settings.clock())
@@ -253,7 +254,7 @@ class JobRun:
 
     async def _complete(self, result: Any) -> Outcome:
         job, store, now = self.job, self.settings.store, self.settings.clock()
-        call = functools.partial(store.complete, job.id, self.token, now, result)
+        call = self.lease.written_by(store.complete, now, result)
         missed = await self._record(Write("completion", call, now, COMPLETED, self._stopping))
         if missed is not None:
             return missed
@@ -272,7 +273,7 @@ class JobRun:
         retry_at = None if delay is None else now + delay
         message = FailureText(describe_error(error), handler_traceback(error))
         status, _ = after_failure(job.attempts, job.max_attempts, retry_at, now)
-        call = functools.partial(settings.store.fail, job.id, self.token, message, retry_at, now)
+        call = self.lease.written_by(settings.store.fail, message, retry_at, now)
         missed = await self._record(Write("failure", call, now, status, self._stopping))
         if missed is not None:
             return missed
@@ -303,12 +304,12 @@ class JobRun:
 
     def _releasing(self, why: str, delay: float | None = None) -> Write:
         """Back to the queue (at once, or ``delay`` seconds from now), the attempt not counted."""
-        job, store, now = self.job, self.settings.store, self.settings.clock()
+        store, now = self.settings.store, self.settings.clock()
         if delay is None:
-            call = functools.partial(store.release, job.id, self.token, why, now)
+            call = self.lease.written_by(store.release, why, now)
             return Write("release", call, now, after_release(None, now)[0])
         run_at = now + delay
-        call = functools.partial(store.release, job.id, self.token, why, now, run_at=run_at)
+        call = self.lease.written_by(store.release, why, now, run_at=run_at)
         return Write("deferral", call, now, after_release(run_at, now)[0])
 
     def _stopping(self) -> Write:

@@ -95,9 +95,12 @@ def heartbeat(
     token: str,
     lease_until: float,
     now: float,
+    progress: str | None = None,
 ) -> Flow[bool]:
+    """Extend the lease; ``progress``: the run's latest as JSON text, written with it
+    (here and in the outcomes below)."""
     try:
-        yield dynamo.heartbeat(layout.table, job_id, token, lease_until, now)
+        yield dynamo.heartbeat(layout.table, job_id, token, lease_until, now, progress)
     except ConditionFailed:
         return False
     if delivery is not None:
@@ -116,6 +119,7 @@ def complete(
     now: float,
     result: str | None,
     claimed: Job | None = None,
+    progress: str | None = None,
 ) -> Flow[bool]:
     """Record the result; the store deletes the message (batched with other completions).
 
@@ -133,7 +137,9 @@ def complete(
     if claimed.history_count:
         noted = _ended(claimed, delivered, now, history.COMPLETED)
     job = (job_id, claimed.queue)
-    call = transitions.complete(layout.indexed, job, token, now, result, expiry, noted)
+    call = transitions.complete(
+        layout.indexed, job, token, now, result, expiry, noted, progress=progress
+    )
     return (yield from _write_outcome(call, COMPLETED, now))
 
 
@@ -145,6 +151,7 @@ def fail(
     error: str,
     retry_at: float | None,
     now: float,
+    progress: str | None = None,
 ) -> Flow[bool]:
     claimed = delivery.job if delivery is not None else (yield from _claimed(layout, job_id, token))
     if claimed is None:
@@ -153,8 +160,11 @@ def fail(
     outcome = history.DEAD if status is DEAD else history.RETRIED
     noted = _ended(claimed, delivery is not None, now, outcome, error)
     if status is DEAD:
-        return (yield from _dead(layout, (claimed, delivery), token, error, now, noted))
-    call = transitions.retry(layout.indexed, job_id, token, error, status, run_at, now, noted)
+        run = (claimed, delivery)
+        return (yield from _dead(layout, run, token, error, now, (noted, progress)))
+    call = transitions.retry(
+        layout.indexed, job_id, token, error, status, run_at, now, noted, progress=progress
+    )
     if not (yield from _write_outcome(call, status, now)):
         return False
     yield from keep_until(layout, job_id, run_at, now)
@@ -182,7 +192,7 @@ def _dead(
     token: str,
     error: str,
     now: float,
-    noted: Noted,
+    riders: tuple[Noted, str | None],
 ) -> Flow[bool]:
     """Record the job dead, then send its DLQ copy, then confirm the copy on the record.
 
@@ -190,14 +200,24 @@ def _dead(
     a crash between the writes, or a DLQ that refused the copy, leaves a dead record the
     reconciler finds among the open ones and sends the copy for. The original message is
     deleted only once its copy was accepted, so a refused copy also brings it back.
-    ``run``: the job as claimed, and the message that delivered it if the store knows.
+    ``run``: the job as claimed, and the message that delivered it if the store knows;
+    ``riders``: the history entry and the progress (JSON text) the write carries.
     """
     job, delivery = run
+    noted, progress = riders
     expiry = _retention_end_at(layout, DEAD, now)
     info = layout.info(job.queue)
     key = None if info.dead_letter_url is None else new_key()
     call = transitions.dead(
-        layout.indexed, (job.id, job.queue), token, error, now, expiry, copy_key=key, noted=noted
+        layout.indexed,
+        (job.id, job.queue),
+        token,
+        error,
+        now,
+        expiry,
+        copy_key=key,
+        noted=noted,
+        progress=progress,
     )
     if not (yield from _write_outcome(call, DEAD, now)):
         return False
@@ -234,6 +254,7 @@ def release(
     error: str,
     now: float,
     run_at: float | None = None,
+    progress: str | None = None,
 ) -> Flow[bool]:
     """Back to queued at once, or delayed until ``run_at`` (a deferred start), the attempt
     not counted; the message comes back then (hidden until ``run_at``, not visible at once).
@@ -248,7 +269,9 @@ def release(
             return False
         noted = _ended(claimed, delivery is not None, now, history.RELEASED, error)
     due = (status, due_at)
-    call = transitions.release(layout.indexed, job_id, token, error, now, due, noted)
+    call = transitions.release(
+        layout.indexed, job_id, token, error, now, due, noted, progress=progress
+    )
     if not (yield from _write_outcome(call, status, now)):
         return False
     yield from keep_until(layout, job_id, due_at, now)

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 from .background import Background
 from .claims import Claims
-from .sqs_store import Mode, SqsJobStore
+from .settling import Mode
+from .sqs_store import SqsJobStore
 
 
 class LambdaMode(NamedTuple):

@@ -5,7 +5,8 @@ Every method is "which flow, which driver": the async face drives the flows of
 where the worker extra is not installed), the ``sync`` face (``blocking``) drives the same
 flows on boto3. Both share one ``StoreState``: the layout learned so far, the clock, and
 which message delivered each claim. What the async face adds is the worker's side:
-claiming (``claims``), deletes batched and held messages handed back (``background``).
+claiming (``claims``), the writes after a claim (``settling``), deletes batched and held
+messages handed back (``background``).
 
 ``lambda_mode`` gives the Lambda handler a store of its own over the same state, in
 threaded mode, leaving deletes of completed jobs' messages to Lambda.
@@ -17,15 +18,11 @@ import contextlib
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from ...core.models import Job
 from ...core.store import SlotTaken
-from ...core.validation import dump_json, plain_json
-from ..flows import settle
-from ..flows.claim import Delivery
 from ..wire import sqs
-from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
 from . import operations
 from .async_send import AsyncSend
@@ -33,6 +30,7 @@ from .background import Background
 from .blocking import SqsSyncView
 from .claims import CANCELLED_CLAIM, Claims
 from .presence import PresenceCalls
+from .settling import Mode, SettleCalls
 from .state import StoreState
 
 if TYPE_CHECKING:
@@ -49,12 +47,7 @@ T = TypeVar("T")
 DEFAULT_BANDS = (1,)  # one lane: jobs of priority 1 and up run before the default backlog
 
 
-class Mode(NamedTuple):
-    threaded: bool = False  # drive boto3 from threads, never load aiobotocore (Lambda)
-    delete_on_complete: bool = True  # Lambda deletes the messages it is not told of
-
-
-class SqsJobStore(PresenceCalls):
+class SqsJobStore(PresenceCalls, SettleCalls):
     """Jobs in SQS + DynamoDB: durable, shared by any number of producers and workers.
 
     See ``docs/aws-store.md`` for the table layout, the message schema and the request
@@ -230,46 +223,6 @@ class SqsJobStore(PresenceCalls):
         """Claim up to ``limit`` jobs, long-polling up to ``wait`` seconds; see ``claims``."""
         return await self._claims.claim(queue, worker_id, now, limit, wait)
 
-    async def heartbeat(
-        self, job_id: str, lease_token: str, lease_until: float, now: float
-    ) -> bool:
-        delivery = self._state.deliveries.get(job_id, lease_token)
-        layout = self._layout_for(delivery)
-        flow = settle.heartbeat(layout, delivery, job_id, lease_token, lease_until, now)
-        held = await self._run(flow)
-        if not held:  # the lease is lost: no outcome will be recorded under this claim
-            self._state.deliveries.pop(job_id, lease_token)
-        return held
-
-    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
-        text = None if result is None else dump_json(plain_json(result, "result"))
-        delivery = self._state.deliveries.get(job_id, lease_token)
-        claimed = None if delivery is None else delivery.job
-        flow = settle.complete(self._state.layout, job_id, lease_token, now, text, claimed)
-        done = await self._run(flow)
-        delivery = self._state.deliveries.pop(job_id, lease_token)
-        if done and delivery is not None and self._mode.delete_on_complete:
-            url = self._layout_for(delivery).url(delivery.job.queue)
-            self._background.delete_soon(url, delivery.message.receipt_handle)
-        return done
-
-    async def fail(
-        self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
-    ) -> bool:
-        delivery = await self._delivery(job_id, lease_token)
-        layout = self._layout_for(delivery)
-        flow = settle.fail(layout, delivery, job_id, lease_token, error, retry_at, now)
-        return await self._recorded(flow, job_id, lease_token)
-
-    async def release(
-        self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
-    ) -> bool:
-        """Back to queued now, or delayed until ``run_at`` (a deferred start); see ``settle``."""
-        delivery = await self._delivery(job_id, lease_token)
-        layout = self._layout_for(delivery)
-        flow = settle.release(layout, delivery, job_id, lease_token, error, now, run_at)
-        return await self._recorded(flow, job_id, lease_token)
-
     # -- limit slots (``sqsjobs.worker.permits``; ``flows.limits``) ---------------------
 
     async def take_slot(
@@ -283,27 +236,6 @@ class SqsJobStore(PresenceCalls):
 
     async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool:
         return await self._run(operations.free_slot(self._state, key, slot, holder))
-
-    def _layout_for(self, delivery: Delivery | None) -> Layout:
-        layout = self._state.layout
-        return layout if delivery is None else delivery.layout(layout)
-
-    async def _delivery(self, job_id: str, lease_token: str) -> Delivery | None:
-        """The message that delivered this claim (its queue described), if this store knows."""
-        delivery = self._state.deliveries.get(job_id, lease_token)
-        if delivery is not None:
-            await self._run(self._state.described([delivery.job.queue]))
-        return delivery
-
-    async def _recorded(self, flow: Flow[bool], job_id: str, lease_token: str) -> bool:
-        """Run an outcome's flow; the claim's message is forgotten once the store answered.
-
-        A write that raised is retried by the run (``sqsjobs.worker.lease``): it needs the
-        message again, to return it or move it to the dead-letter queue.
-        """
-        outcome = await self._run(flow)
-        self._state.deliveries.pop(job_id, lease_token)
-        return outcome
 
     # -- operators: the reconciler, dead letters, stats ----------------------------------
 

@@ -24,7 +24,7 @@ from ...core.models import JobStatus
 from .conditions import MAY_HEARTBEAT, TAKE_OVER, WAITING_CLAIMABLE, attribute_names
 from .entries import Noted, note
 from .index_keys import IndexedTable, home, index_pk, phase, shard
-from .items import Attributes, job_key, number, text
+from .items import PROGRESS, Attributes, job_key, number, text
 from .protocol import Call
 
 if TYPE_CHECKING:
@@ -156,19 +156,25 @@ def claim(
     return update(table.name, job_id, sets=sets, condition=condition, values=values, returns=True)
 
 
-def heartbeat(table: str, job_id: str, token: str, lease_until: float, now: float) -> Call:
+def heartbeat(
+    table: str, job_id: str, token: str, lease_until: float, now: float, progress: str | None
+) -> Call:
     values = statuses(RUNNING) | {
         ":token": text(token),
         ":now": number(now),
         ":lease_until": number(lease_until),
     }
-    return update(
-        table,
-        job_id,
-        sets={"lease_until": ":lease_until", "updated_at": ":now"},
-        condition=MAY_HEARTBEAT,
-        values=values,
-    )
+    sets = {"lease_until": ":lease_until", "updated_at": ":now"}
+    ride_progress(sets, values, progress)
+    return update(table, job_id, sets=sets, condition=MAY_HEARTBEAT, values=values)
+
+
+def ride_progress(sets: dict[str, str], values: dict[str, Any], progress: str | None) -> None:
+    """Add a run's latest progress (JSON text, ``core.progress``) to a write under its
+    lease: kept as ``progress``, never a write of its own."""
+    if progress is not None:
+        sets[PROGRESS] = ":progress"
+        values[":progress"] = text(progress)
 
 
 def get(table: str, job_id: str) -> Call:

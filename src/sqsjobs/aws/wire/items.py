@@ -51,6 +51,9 @@ Attributes = dict[str, Any]
 
 TTL_ATTRIBUTE = "expires_at"
 RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-sent a message
+# A run's latest progress (``core.progress``), compact JSON text, written by its heartbeats
+# and its outcome. Releases before it ignore the attribute.
+PROGRESS = "progress"
 # The record format this release writes by default, and every one it reads. Format 1 is
 # what 0.1 releases write and read: the payload inline, the keys of ``by_status``. Format
 # 2 adds what they cannot read (compressed payloads, body items) and writes ``by_queue``
@@ -247,6 +250,7 @@ def item_from_job(
         ("group", job.group),
         ("fingerprint", fingerprint),
         ("trace_context", None if job.trace_context is None else json.dumps(job.trace_context)),
+        (PROGRESS, None if job.progress is None else dump_json(job.progress)),
     ):
         if value is not None:
             item[name] = text(value)
@@ -309,6 +313,7 @@ def stored_from_item(item: Attributes) -> Stored:
         last_traceback=unpacked_trace(item, _opt_s(item, "last_error")),
         history=history,
         history_count=history_count,
+        progress=json.loads(_s(item, PROGRESS)) if PROGRESS in item else None,
         **{f.name: json.loads(_s(item, f.name)) for f in DATA_FIELDS if f.name in item},
     )
     return Stored(

@@ -20,7 +20,7 @@ from ...core.lifecycle import CANCELLABLE, DEAD, QUEUED, RUNNING
 from ...core.models import JobStatus
 from .conditions import ABANDONED, HOLDS_LEASE, LEASE_ENDED_ON_LAST_ATTEMPT, REVIVABLE
 from .copy_marks import REVIVE_KEY
-from .dynamo import status_change, statuses, update
+from .dynamo import ride_progress, status_change, statuses, update
 from .entries import Noted, note
 from .index_keys import OPEN, IndexedTable, home, phase
 from .items import number, text
@@ -95,8 +95,11 @@ def complete(
     result: str | None,
     expires_at: float,
     noted: Noted | None = None,
+    *,
+    progress: str | None = None,
 ) -> Call:
-    """The run under ``token`` succeeded: ``job`` is its id and queue."""
+    """The run under ``token`` succeeded: ``job`` is its id and queue; ``progress``: the
+    run's latest, as JSON text (``ride_progress``), here and in the other outcomes."""
     job_id, queue = job
     sets, values = status_change(table, job_id, JobStatus.COMPLETED, now, queue=queue)
     sets |= {"completed_at": ":now", "expires_at": ":expires_at"}
@@ -108,6 +111,7 @@ def complete(
         sets["result"] = ":result"
         values[":result"] = text(result)
     note(sets, values, noted)
+    ride_progress(sets, values, progress)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
@@ -122,6 +126,8 @@ def retry(
     run_at: float,
     now: float,
     noted: Noted | None = None,
+    *,
+    progress: str | None = None,
 ) -> Call:
     """``after_failure`` chose to retry: waiting again under ``status`` until ``run_at``."""
     sets, values = status_change(table, job_id, status, now)
@@ -129,6 +135,7 @@ def retry(
     remove = error_write(sets, values, LEASE_FIELDS, error)
     values |= statuses(RUNNING) | {":token": text(token), ":run_at": number(run_at)}
     note(sets, values, noted)
+    ride_progress(sets, values, progress)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
@@ -144,6 +151,7 @@ def dead(
     *,
     copy_key: str | None = None,
     noted: Noted | None = None,
+    progress: str | None = None,
 ) -> Call:
     """A failure with no retry left (``job``: its id and queue); ``copy_key``: its DLQ
     copy, with this key, is sent next (``COPY_DUE``)."""
@@ -155,6 +163,7 @@ def dead(
         _copy_due(sets, values, now, copy_key)
     values |= statuses(RUNNING) | {":token": text(token), ":expires_at": number(expires_at)}
     note(sets, values, noted)
+    ride_progress(sets, values, progress)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )
@@ -168,6 +177,8 @@ def release(
     now: float,
     due: Due,
     noted: Noted | None = None,
+    *,
+    progress: str | None = None,
 ) -> Call:
     """Queued again, or delayed (a deferred start): ``due`` is ``after_release``'s status
     and ``run_at``; the interrupted or deferred attempt is not counted."""
@@ -181,6 +192,7 @@ def release(
         ":run_at": number(run_at),
     }
     note(sets, values, noted)
+    ride_progress(sets, values, progress)
     return update(
         table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
     )

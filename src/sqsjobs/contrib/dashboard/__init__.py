@@ -5,7 +5,7 @@ refreshed in place by the vendored htmx (``static/NOTICE``); ``sqsjobs dashboard
 serves one on 127.0.0.1. It answers only for the Host 127.0.0.1, localhost, ::1 and
 ``allowed_hosts``; it is read-only unless ``actions=True``; ``auth`` decides per request;
 every action is a same-origin POST with a CSRF token and a small body;
-``show_payloads=False`` hides payloads, results, idempotency keys and error messages.
+``show_payloads=False`` hides payloads, results, progress, idempotency keys and error messages.
 ``allowed_names(names)`` checks ``allowed_hosts`` as ``make_dashboard`` does, for a
 caller that takes them from elsewhere (``sqsjobs dashboard --allowed-host``) and wants
 to refuse a wrong one before it builds the app. Needs the ``dashboard`` extra

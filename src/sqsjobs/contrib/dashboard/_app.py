@@ -66,8 +66,8 @@ def make_dashboard(
 
     Read-only unless ``actions`` is True (retry, cancel, redrive). ``auth`` is called
     with each request and must return True (or an awaitable of True) to let it through;
-    anything else is a 403. ``show_payloads=False`` hides payloads, results, idempotency
-    keys and error messages (an error shows its exception's class). ``error_redactor``
+    anything else is a 403. ``show_payloads=False`` hides payloads, results, progress,
+    idempotency keys and error messages (an error shows its exception's class). ``error_redactor``
     takes an error's text and returns what to show of it, payloads shown or hidden.
     ``refresh`` is how often (seconds) a page updates its figures in place, 0 for never.
     ``secret`` keys the CSRF tokens; the default, random per app, is right unless several
