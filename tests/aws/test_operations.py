@@ -375,6 +375,7 @@ def counts(
     queued: int, delayed: int, running: int, completed: int, dead: int, cancelled: int
 ) -> dict[JobStatus, int]:
     return {
+        JobStatus.WAITING: 0,  # none of these jobs waits for others
         JobStatus.QUEUED: queued,
         JobStatus.DELAYED: delayed,
         JobStatus.RUNNING: running,

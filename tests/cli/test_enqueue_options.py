@@ -193,6 +193,8 @@ FAR = (datetime.now(UTC) + timedelta(days=400)).isoformat()
         (["--label", "=billing"], "label key must be 1 to 64 printable characters"),
         (["--label", "a=b\tc"], "label 'a' must be 0 to 128 printable characters"),
         ([f"--label=k{n}=v" for n in range(11)], "labels hold at most 10 entries, not 11"),
+        (["--after", "ab" * 16], f"Unknown parent job {'ab' * 16!r} in after"),
+        (["--after", "x1", "--after", "x1"], "after names job 'x1' more than once"),
     ],
 )
 def test_bad_values_exit_2_naming_what_is_allowed(
@@ -227,3 +229,10 @@ def test_json_of_a_duplicate_is_the_existing_job(cli_env: Env) -> None:
     first = enqueued(cli_env, *args)
     again = enqueued(cli_env, *args, "--priority", "9")  # other options of a duplicate are ignored
     assert again == first
+
+
+def test_after_makes_the_job_wait_for_its_parents(cli_env: Env) -> None:
+    first = enqueued(cli_env, "ledger.extract", "--delay", "600")
+    second = enqueued(cli_env, "ledger.extract", "--delay", "600")
+    child = enqueued(cli_env, "ledger.load", "--after", first["id"], "--after", second["id"])
+    assert (child["status"], child["after"]) == ("waiting", [first["id"], second["id"]])

@@ -121,7 +121,7 @@ def test_cancel_cancels_once_then_refuses_with_exit_1(cli_env: Env, store: SqsJo
     assert again.exit_code == 1
     assert again.stderr == (
         f"error: Job {job.id} is already cancelled; "
-        "only delayed, queued, running jobs can be cancelled\n"
+        "only delayed, queued, running, waiting jobs can be cancelled\n"
     )
 
 
@@ -264,3 +264,13 @@ def test_list_all_reads_pages_of_1000_unless_told(cli_env: Env, store: SqsJobSto
     assert every.exit_code == 0, every.output
     assert sorted(job_id for job_id, _ in rows(every.stdout)) == sorted(ids)
     assert every.stdout.count("┃ id ") == 1
+
+
+def test_show_names_the_jobs_it_waits_for(cli_env: Env, store: SqsJobStore) -> None:
+    producer = SyncJobQueue(store)
+    parent = producer.enqueue("ledger.extract", delay=600).job
+    child = producer.enqueue("ledger.load", after=[parent.id]).job
+    result = invoke(cli_env, "jobs", "show", child.id)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^status +waiting\s*$", result.stdout, re.MULTILINE)
+    assert re.search(rf"^after +{parent.id}\s*$", result.stdout, re.MULTILINE)

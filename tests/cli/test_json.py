@@ -40,6 +40,7 @@ JOB_FIELDS = {
     "history_count",  # every entry ever written: how many the bounded history left out
     "labels",  # free-form tags given at enqueue (core.fields), {} when none
     "progress",  # as the run last reported it (ctx.progress); null until one does
+    "after",  # the jobs it waits for (enqueue(after=...)), [] when none
     "group",
     "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",
@@ -78,6 +79,7 @@ def test_stats_json_has_every_status_and_depth(cli_env: Env, store: SqsJobStore)
     [queue] = json.loads(result.stdout)
     assert queue["queue"] == "default"
     assert queue["counts"] == {
+        "waiting": 0,
         "queued": 1,
         "delayed": 0,
         "running": 0,

@@ -36,6 +36,15 @@ async def in_row(harness: Harness, job: Job, rule: ClaimRule) -> Job:
     return stored
 
 
+async def test_a_job_waiting_for_its_parents_is_skipped(harness: Harness) -> None:
+    parent = await put(harness, delay=45)
+    child = await in_row(
+        harness, await put(harness, after=[parent.id]), ClaimRule.WAITING_FOR_PARENTS
+    )
+    assert await claim(harness) == []
+    assert await get(harness, child.id) == child
+
+
 async def test_a_queued_job_runs(harness: Harness) -> None:
     job = await in_row(harness, await put(harness, payload={"order": "ø-1"}), ClaimRule.QUEUED)
     [claimed] = await claim(harness)
@@ -111,6 +120,7 @@ async def test_a_completed_dead_or_cancelled_job_is_skipped(harness: Harness) ->
 
 
 ROW_TESTS: dict[ClaimRule, Callable[[Harness], Awaitable[None]]] = {
+    ClaimRule.WAITING_FOR_PARENTS: test_a_job_waiting_for_its_parents_is_skipped,
     ClaimRule.QUEUED: test_a_queued_job_runs,
     ClaimRule.DELAYED_DUE: test_a_delayed_job_runs_once_its_run_at_is_reached,
     ClaimRule.DELAYED_NOT_DUE: test_a_delayed_job_is_skipped_before_its_run_at,

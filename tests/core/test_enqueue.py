@@ -56,6 +56,8 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "history": [],  # nothing has happened to it yet
         "history_count": 0,
         "labels": {},
+        "after": [],  # no parents: it does not wait
+        "progress": None,  # until a run reports any
     }
     assert len(job.id) == 32
     assert prepared.fingerprint is None

@@ -7,8 +7,8 @@ import pytest
 from sqsjobs import JobStatus
 from sqsjobs.core.lifecycle import (
     CANCELLABLE,
+    CLAIMABLE_LATER,
     TERMINAL,
-    WAITING,
     ClaimDecision,
     after_failure,
     claim_decision,
@@ -21,14 +21,15 @@ from sqsjobs.core.lifecycle import (
 )
 
 Q, D, R = JobStatus.QUEUED, JobStatus.DELAYED, JobStatus.RUNNING
+W = JobStatus.WAITING
 C, X, K = JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED
 NOW = 100.0
 
 
 def test_status_sets() -> None:
     assert {C, X, K} == TERMINAL
-    assert {Q, D} == WAITING
-    assert {Q, D, R} == CANCELLABLE
+    assert {Q, D} == CLAIMABLE_LATER
+    assert {W, Q, D, R} == CANCELLABLE
     assert set(JobStatus) == TERMINAL | CANCELLABLE
     assert not TERMINAL & CANCELLABLE
 
@@ -50,6 +51,7 @@ def test_status_sets() -> None:
         (C, NOW - 5, None, 1, 3, ClaimDecision.SKIP),
         (X, NOW - 5, None, 1, 3, ClaimDecision.SKIP),
         (K, NOW - 5, None, 0, 3, ClaimDecision.SKIP),
+        (W, NOW - 5, None, 0, 3, ClaimDecision.SKIP),
     ],
 )
 def test_claim_decision(

@@ -239,3 +239,15 @@ async def test_progress_shows_escaped_and_hides_with_the_payloads() -> None:
     with local(make_dashboard(store, show_payloads=False)) as hidden:
         page = hidden.get(f"/jobs/{job.id}").text
     assert '<dd id="progress" class="muted">hidden</dd>' in page and "stage" not in page
+
+
+async def test_a_job_with_parents_links_each_one() -> None:
+    store = MemoryJobStore()
+    queue = JobQueue(store)
+    parents = [(await queue.enqueue("ledger.extract", delay=60)).job for _ in range(2)]
+    child = (await queue.enqueue("ledger.load", None, after=[p.id for p in parents])).job
+    with local(make_dashboard(store)) as shown:
+        page = shown.get(f"/jobs/{child.id}").text
+    for parent in parents:
+        assert f'<a href="/jobs/{parent.id}"><code>{parent.id}</code></a>' in page
+    assert '<span class="status status-waiting">waiting</span>' in page

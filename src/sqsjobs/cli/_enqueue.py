@@ -29,7 +29,7 @@ from rich.text import Text
 
 from .. import EnqueueResult, JobConfigError, JobRegistry, SyncJobQueue
 from ..core.defaults import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT
-from ..core.fields import LABELS_MAX, check_labels
+from ..core.fields import LABELS_MAX, PARENTS_MAX, check_labels
 from ..core.validation import (
     DELAY,
     LEASE,
@@ -183,6 +183,15 @@ def aware_instant(value: str) -> datetime:
     callback=parsed_labels,
     help=f"A free-form tag kept on the job (repeat for more, at most {LABELS_MAX}), "
     "e.g. --label team=billing.",
+)
+@click.option(
+    "--after",
+    multiple=True,
+    metavar="JOB_ID",
+    callback=lambda ctx, param, values: list(values) or None,
+    help="A job this one waits for: it runs once every --after job has completed, and "
+    "is cancelled if one dies or is cancelled (repeat for more, at most "
+    f"{PARENTS_MAX}).",
 )
 @json_option("the job as one object (for a duplicate, the existing job)")
 @store_options

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..aws import DeadLetter
 
 STATUS_STYLE = {
+    JobStatus.WAITING: "bright_black",
     JobStatus.QUEUED: "cyan",
     JobStatus.DELAYED: "blue",
     JobStatus.RUNNING: "yellow",
@@ -265,6 +266,8 @@ def job_fields(job: Job) -> dict[str, RenderableType]:
     values["idempotency_key"] = job.idempotency_key or "-"
     values["tenant"] = job.tenant or "-"
     values["group"] = job.group or "-"
+    if job.after:  # the jobs it waits for, or waited for (``enqueue(after=...)``)
+        values["after"] = ", ".join(job.after)
     if job.progress is not None:  # as its run last reported it (``ctx.progress``)
         values["progress"] = json_text(job.progress)
     values["last_error"] = job.last_error or "-"

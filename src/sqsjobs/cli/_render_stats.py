@@ -39,7 +39,7 @@ def stats_table(found: Iterable[QueueStats], now: float | None = None) -> StatsT
 
 WIDE_STATS = 110  # the one-table layout's width with a queue name of about ten characters
 SQS_COLUMNS = ("SQS\nvisible", "SQS\nin flight", "SQS\ndelayed", "DLQ")
-SERVE_COLUMNS = ("workers\nalive", "last\nclaim", "oldest\nwaiting")
+SERVE_COLUMNS = ("workers\nalive", "last\nclaim", "oldest\nqueued")
 
 
 def ago(at: datetime, now: float) -> str:
@@ -89,16 +89,22 @@ class StatsTables:
             )
         return made
 
+    def _statuses(self) -> list[JobStatus]:
+        """The status columns: ``waiting`` only while some queue has jobs waiting for
+        their parents, so a fleet that composes no jobs keeps its narrower table."""
+        waits = any(queue.counts.get(JobStatus.WAITING, 0) for queue in self.found)
+        return [status for status in JobStatus if waits or status is not JobStatus.WAITING]
+
     def _table(self, title: str, *, records: bool, messages: bool) -> Table:
         made = table(title, "queue", ids=("queue",))
-        if records:
-            for status in JobStatus:
-                made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")
+        statuses = self._statuses() if records else []
+        for status in statuses:
+            made.add_column(Text(status.value, style=STATUS_STYLE[status]), justify="right")
         if messages:
             for column in SQS_COLUMNS:
                 made.add_column(column, justify="right")
         for queue in self.found:
-            cells = [str(queue.counts.get(status, 0)) for status in JobStatus] if records else []
+            cells = [str(queue.counts.get(status, 0)) for status in statuses]
             if messages:
                 dead_letters = queue.dead_letter_messages
                 cells += [

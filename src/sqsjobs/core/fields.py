@@ -14,7 +14,8 @@ CLI's flag.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
 from .errors import JobConfigError
@@ -22,6 +23,8 @@ from .errors import JobConfigError
 LABELS_MAX = 10
 LABEL_KEY_MAX = 64
 LABEL_VALUE_MAX = 128
+PARENTS_MAX = 100  # parents a job may wait for (a batch's callback waits for any number)
+JOB_ID_MAX = 128  # what a message body may carry as an id (``aws.wire.sqs.parse_body``)
 
 
 class DataField(NamedTuple):
@@ -67,4 +70,39 @@ def _check_text(value: object, what: str, shortest: int, longest: int) -> None:
         )
 
 
-DATA_FIELDS: tuple[DataField, ...] = (DataField("labels", check_labels, {}),)
+def check_after(after: object) -> list[str]:
+    """A job's parents (``enqueue(after=[...])``): 1 to ``PARENTS_MAX`` distinct job ids,
+    each as ``enqueue`` returned it. Whether each is a job is the store's to say, at put.
+    """
+    if after is None:
+        return []
+    if isinstance(after, str | bytes) or not isinstance(after, Sequence | AbstractSet):
+        raise JobConfigError(
+            "invalid_option",
+            f"after must be a list of job ids, not {type(after).__name__}",
+        )
+    parents = list(after)
+    if not 1 <= len(parents) <= PARENTS_MAX:
+        raise JobConfigError(
+            "invalid_option",
+            f"after names 1 to {PARENTS_MAX} parent jobs, not {len(parents)}; to wait for "
+            "more, enqueue them as a batch with a callback (queue.batch)",
+        )
+    for parent in parents:
+        _check_text(parent, "a parent job id in after", 1, JOB_ID_MAX)
+        if any(character.isspace() for character in parent):
+            raise JobConfigError(
+                "invalid_option", f"parent job id {parent!r:.80} in after has whitespace"
+            )
+    if len(set(parents)) != len(parents):
+        twice = sorted({p for p in parents if parents.count(p) > 1})
+        raise JobConfigError("invalid_option", f"after names job {twice[0]!r} more than once")
+    return parents
+
+
+# A field's declaration; ``after`` is data too: the rules read the store's own account of
+# which parents a job still waits for, and its status ``waiting``, never this list.
+DATA_FIELDS: tuple[DataField, ...] = (
+    DataField("labels", check_labels, {}),
+    DataField("after", check_after, []),
+)

@@ -1,5 +1,7 @@
 """The job status rules, in one place: which status may become which, and when.
 
+    enqueue(after=parents) ──► waiting ──► queued (or delayed): its last parent completed
+                                  └──────► cancelled: a parent ended dead or cancelled
     enqueue ──► queued ◄──────────── release / fail(retry_at <= now)
          │        │  ▲
          ▼        │  └── claim applies nothing to queued; delayed stays delayed until claimed
@@ -19,16 +21,24 @@ in agreement.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 
 from .models import Job, JobStatus
 
 QUEUED, DELAYED, RUNNING = JobStatus.QUEUED, JobStatus.DELAYED, JobStatus.RUNNING
 COMPLETED, DEAD, CANCELLED = JobStatus.COMPLETED, JobStatus.DEAD, JobStatus.CANCELLED
+WAITING = JobStatus.WAITING
 
 TERMINAL: frozenset[JobStatus] = frozenset({COMPLETED, DEAD, CANCELLED})
-WAITING: frozenset[JobStatus] = frozenset({QUEUED, DELAYED})
-CANCELLABLE: frozenset[JobStatus] = frozenset({QUEUED, DELAYED, RUNNING})
+# Waiting for a claim (not for parents): what a message on its queue stands for.
+CLAIMABLE_LATER: frozenset[JobStatus] = frozenset({QUEUED, DELAYED})
+CANCELLABLE: frozenset[JobStatus] = frozenset({WAITING, QUEUED, DELAYED, RUNNING})
+# A message for a job in one of these is deleted on arrival: it ended, or it waits for
+# its parents, whose last one sends its message when it releases it.
+NEEDS_NO_MESSAGE: frozenset[JobStatus] = TERMINAL | {WAITING}
+# A parent that ends so takes its waiting children with it (``parent_ended_error``).
+FAILS_CHILDREN: frozenset[JobStatus] = frozenset({DEAD, CANCELLED})
 
 LEASE_EXPIRED_ERROR = "lease expired after final attempt"
 STOPPING_ERROR = "worker is stopping"
@@ -52,6 +62,7 @@ class ClaimRule(Enum):
     conformance suite has one test per row on every store.
     """
 
+    WAITING_FOR_PARENTS = ("waiting for its parents", ClaimDecision.SKIP)
     QUEUED = ("queued", ClaimDecision.RUN)
     DELAYED_DUE = ("delayed, its run_at reached", ClaimDecision.RUN)
     DELAYED_NOT_DUE = ("delayed, its run_at ahead", ClaimDecision.SKIP)
@@ -79,6 +90,8 @@ def claim_rule(
     skew: float = 0.0,
 ) -> ClaimRule:
     """The row of the claim's table a record is in at ``now``; ``skew`` as in ``lease_over``."""
+    if status is WAITING:
+        return ClaimRule.WAITING_FOR_PARENTS
     if status is QUEUED:
         return ClaimRule.QUEUED
     if status is DELAYED:
@@ -124,8 +137,17 @@ def may_heartbeat(
     return holds_lease(status, token, claimed_token) and not lease_over(lease_until, now)
 
 
-def initial_status(run_at: float, now: float) -> JobStatus:
+def initial_status(run_at: float, now: float, after: Sequence[str] = ()) -> JobStatus:
+    """A new job's status: waiting for its parents (``after``), else due now or later. A
+    job released by its last parent takes the second, at that moment."""
+    if after:
+        return WAITING
     return QUEUED if run_at <= now else DELAYED
+
+
+def parent_ended_error(parent_id: str, status: JobStatus) -> str:
+    """``last_error`` of a waiting job cancelled because a parent ended ``status``."""
+    return f"parent job {parent_id} ended {status.value}: its children do not run"
 
 
 def after_failure(

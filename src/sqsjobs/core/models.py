@@ -18,6 +18,7 @@ from .history import HistoryEntry
 class JobStatus(StrEnum):
     """Where a job is in its life; the rules between them live in ``lifecycle``."""
 
+    WAITING = "waiting"  # for its parents (``enqueue(after=...)``) to complete
     QUEUED = "queued"
     DELAYED = "delayed"
     RUNNING = "running"
@@ -83,6 +84,10 @@ class Job(BaseModel):
     # Free-form tags given at enqueue (``enqueue(labels=...)``), kept and returned as
     # they were; a data field (``core.fields``), empty on records written without any.
     labels: dict[str, str] = Field(default_factory=dict)
+    # The jobs it waits for (``enqueue(after=...)``), in the order given: it stays
+    # ``waiting`` until each has completed, and its handler reads their results
+    # (``ctx.parent_results``); a data field (``core.fields``), empty when it has none.
+    after: list[str] = Field(default_factory=list)
     # How far the run has come, as its handler last reported it (``ctx.progress``): a JSON
     # value of at most 1 KiB, written with the run's heartbeats and its outcome
     # (``core.progress``); ``None`` until a run reports any.

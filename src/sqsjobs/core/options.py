@@ -3,8 +3,9 @@
 ``JobQueue.enqueue``, ``SyncJobQueue.enqueue`` and the tenant views take them as
 ``**options: Unpack[EnqueueOptions]``; a cron (``Cron(options=...)``,
 ``JobRegistry.cron(**options)``) takes ``CronOptions``, the same less the idempotency
-key, which its tick sets. ``EnqueueRequest`` has one field per option, so an option
-added here and not there fails ``tests/core/test_options.py``.
+key, which its tick sets, and the parents, which a schedule cannot name.
+``EnqueueRequest`` has one field per option, so an option added here and not there fails
+``tests/core/test_options.py``.
 
     queue            the queue to send to (default: the handler's, else the producer's)
     idempotency_key  at most one job per key (and tenant) while its record is kept
@@ -17,11 +18,12 @@ added here and not there fails ``tests/core/test_options.py``.
     timeout          seconds a run may take before it is cancelled and retried
     lease            seconds a claim holds the job between heartbeats
     labels           free-form tags kept on the record (``core.fields``)
+    after            ids of parent jobs: it waits until every one has completed
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
@@ -47,6 +49,7 @@ class EnqueueOptions(CronOptions, total=False):
     """The keyword options of ``enqueue()`` (see the module docstring for each)."""
 
     idempotency_key: str | None
+    after: Sequence[str] | None
 
 
 def enqueue_request(where: str, name: str, payload: Any, options: EnqueueOptions) -> EnqueueRequest:

@@ -81,12 +81,14 @@ class RedriveReport:
 
 @dataclass(frozen=True)
 class ReconcileReport:
-    """What one pass did: messages re-sent, jobs dead-lettered after a redrive, and dead
-    jobs whose missing DLQ copy it sent."""
+    """What one pass did: messages re-sent, jobs dead-lettered after a redrive, dead jobs
+    whose missing DLQ copy it sent, and waiting jobs whose parents had ended that it
+    released or cancelled."""
 
     resent: int
     dead: int
     copied: int = 0
+    settled: int = 0
 
 
 RedriveProgress = Callable[[RedriveReport], None]  # told the report so far after each batch

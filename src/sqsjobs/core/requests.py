@@ -40,6 +40,7 @@ class EnqueueRequest:
     timeout: float | timedelta | None = None
     lease: float | timedelta | None = None
     labels: Mapping[str, str] | None = None
+    after: Sequence[str] | None = None
 
 
 StatusFilter = JobStatus | str | Iterable[JobStatus | str] | None  # list()'s status=

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,9 @@ class JobContext:
     beat: Callable[[], Awaitable[bool]] = field(repr=False)
     # Keeps a checked progress value for the run's next heartbeat and its outcome.
     report: Callable[[Any], None] = field(repr=False, default=lambda value: None)
+    # Each parent's result by id (``enqueue(after=...)``; ``worker.parents``): empty for a
+    # job without parents.
+    parent_results: Mapping[str, Any] = field(default_factory=dict)
 
     async def heartbeat(self) -> bool:
         """Extend the lease now; ``False`` means it was lost and the run is being cancelled."""

@@ -64,6 +64,7 @@ class Record:
     # The data fields (``core.fields``) not at their empty value, as JSON text.
     data_json: dict[str, str] = field(default_factory=dict)
     progress_json: str | None = None  # as the run last reported it (``core.progress``)
+    awaiting: set[str] = field(default_factory=set)  # parents not yet completed (``dependencies``)
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:

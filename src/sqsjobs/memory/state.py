@@ -51,18 +51,20 @@ from ..core.models import Job, JobStatus
 from ..core.requests import EnqueueResult, JobFilter, JobPage
 from ..core.validation import page_limit
 from ..observe.log import LOGGER_NAME, Event, log_event
+from .dependencies import DependencyRules
 from .queue_index import QueueIndex
 from .record import Progress, Record
 
 _logger = logging.getLogger(LOGGER_NAME)
 
 
-class MemoryCore:
+class MemoryCore(DependencyRules):
     """The records and their indexes; every public method takes the lock once."""
 
     def __init__(
         self, capacity: int, retention: float, dead_retention: float, clock: Callable[[], float]
     ) -> None:
+        super().__init__()
         self.capacity = capacity
         self.retention = retention
         self.dead_retention = dead_retention
@@ -100,6 +102,7 @@ class MemoryCore:
                 if existing.fingerprint != fingerprint:
                     raise JobIdempotencyConflictError(job.idempotency_key, existing.id)
                 return EnqueueResult(existing.to_job(), duplicate=True)
+        parents = self.known_parents(job, now) if job.after else []
         if len(self.records) >= self.capacity:
             self._purge(now)
             if len(self.records) >= self.capacity:
@@ -114,6 +117,8 @@ class MemoryCore:
         if record.idempotency_key is not None:
             self.keys[(record.queue, record.tenant, record.idempotency_key)] = record.id
         self._index(record)
+        if job.after:
+            self.wait_for(record, parents, now)
         return EnqueueResult(record.to_job(), duplicate=False)
 
     def _holder(self, scope: tuple[str, str | None, str], now: float) -> Record | None:
@@ -288,6 +293,8 @@ class MemoryCore:
         record.updated_at = now
         record.expires_at = retention_end(status, now, self.retention, self.dead_retention)
         self._index(record)
+        if status in TERMINAL:
+            self.ended(record, now)
 
     def _index(self, record: Record) -> None:
         """Invalidate the record's old heap entries and push the one its status needs."""
@@ -370,6 +377,7 @@ class MemoryCore:
 
     def _drop(self, record: Record) -> None:
         del self.records[record.id]
+        self.children.pop(record.id, None)
         if record.idempotency_key is not None:
             self.keys.pop((record.queue, record.tenant, record.idempotency_key), None)
 

@@ -178,12 +178,13 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
     payload, _ = checked_json(request.payload, config.payload_max_bytes)
     if config.registry is not None:
         check_handled(config.registry, name, payload)
+    data = {field.name: field.check(getattr(request, field.name)) for field in DATA_FIELDS}
     job = Job.model_construct(
         id=uuid.uuid4().hex,
         queue=queue,
         name=name,
         payload=payload,
-        status=initial_status(run_at, now),
+        status=initial_status(run_at, now, data["after"]),
         attempts=0,
         max_attempts=_option_int(request.max_attempts, defaults.max_attempts),
         run_at=utc(run_at),
@@ -202,7 +203,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         result=None,
         group=group,
         timeout_explicit=request.timeout is not None,
-        **{field.name: field.check(getattr(request, field.name)) for field in DATA_FIELDS},
+        **data,
     )
     return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))
 

@@ -32,8 +32,8 @@ from ...core.errors import MAX_ERROR_CHARS, describe_error
 from ...core.lifecycle import DEAD as DEAD_STATUS
 from ...core.lifecycle import (
     DELAYED,
+    NEEDS_NO_MESSAGE,
     RUNNING,
-    TERMINAL,
     ClaimDecision,
     claim_decision,
     retention_end,
@@ -105,7 +105,7 @@ def why_refused(stored: Stored | None, queue: str, now: float, skew: float) -> R
 
     Judged on the stored instants, by the rule the claim's condition applies.
     """
-    if stored is None or stored.past_retention(now) or stored.job.status in TERMINAL:
+    if stored is None or stored.past_retention(now) or stored.job.status in NEEDS_NO_MESSAGE:
         return Refusal.DELETE
     job = stored.job
     if job.queue != queue:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from ...core import history
 from ...core.history import action_entry
 from ...core.lifecycle import CANCELLABLE, CANCELLED, RUNNING, retention_end
@@ -9,7 +11,8 @@ from ...core.models import Job
 from ..wire import dynamo, transitions
 from ..wire.items import is_record, payload_text, readable
 from ..wire.layout import Layout
-from ..wire.protocol import ConditionFailed, Flow
+from ..wire.protocol import AwsError, ConditionFailed, Flow
+from . import waiting
 from .bodies import get_body
 
 
@@ -50,7 +53,11 @@ def cancel(layout: Layout, job_id: str, now: float, by: str | None = None) -> Fl
     cut = (job.attempts, job.locked_by) if job.status is RUNNING else None
     noted = (action_entry(now, history.CANCEL, history.CANCELLED, by, cut), job.history_count)
     try:
-        yield transitions.cancel(layout.indexed, job_id, now, expiry, queue=job.queue, noted=noted)
+        reply = yield transitions.cancel(
+            layout.indexed, job_id, now, expiry, queue=job.queue, noted=noted
+        )
     except ConditionFailed:
         return False
+    with contextlib.suppress(AwsError):  # children left waiting: the reconciler settles them
+        yield from waiting.ended(layout, reply.get("Attributes"), now)
     return True

@@ -21,13 +21,16 @@ import uuid
 from collections.abc import Iterator, Sequence
 
 from ...core.errors import JobBatchError, JobConfigError, JobIdempotencyConflictError
+from ...core.lifecycle import WAITING, initial_status
 from ...core.models import Job, message_group
 from ...core.requests import EnqueueResult
 from ..wire import dynamo, sqs
-from ..wire.items import Attributes, Stored, keyed_id, readable, text
+from ..wire.items import AWAITING, Attributes, Stored, keyed_id, readable, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, public_error
+from . import waiting
 from .bodies import new_items, put_body
+from .new_messages import body_of, delay_of, send_new, urls_of
 from .resend import mark_resent, message_overdue
 
 PutEntry = tuple[Job, str | None]  # a job to put, and its idempotency fingerprint
@@ -42,20 +45,34 @@ def placed(job: Job) -> Job:
 
 
 def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
-    urls = _urls(layout, job)
-    refuse_unsendable(urls[0], job, now)
-    result = yield from _write(layout, placed(job), fingerprint, now)
-    if not result.duplicate:
-        group = message_group(result.job)
-        for url in urls:
-            yield sqs.send(url, _body(result.job), _delay(result.job, now), group)
+    """Write the record, then send its message; a job with parents waits without one
+    (``waiting``), linked to each parent it waits for."""
+    refuse_unsendable(layout.url(job.queue), job, now)
+    awaits: list[str] = []
+    if job.after:
+        awaits = waiting.awaited((yield from waiting.read_parents(layout, job, now)))
+        status = WAITING if awaits else initial_status(job.run_at.timestamp(), now)
+        job = job.model_copy(update={"status": status})
+    result = yield from _write(layout, placed(job), fingerprint, now, awaits)
+    if result.duplicate:
+        return result
+    if awaits:
+        yield from waiting.link(layout, result.job, awaits, now)
+        return EnqueueResult((yield from _reread(layout, result.job)), duplicate=False)
+    yield from send_new(layout, result.job, now)
     return result
 
 
-def _urls(layout: Layout, job: Job) -> list[str]:
-    """Where a new job's message goes: its queue, and its priority lane if it has one."""
-    lane = layout.lane_url(job.queue, job.priority)
-    return [layout.url(job.queue)] if lane is None else [layout.url(job.queue), lane]
+def _reread(layout: Layout, job: Job) -> Flow[Job]:
+    """The job as its links left it: still waiting, or settled by a parent that ended
+    while it was written (``waiting.link``)."""
+    reply = yield dynamo.get(layout.table, job.id)
+    item = reply.get("Item")
+    return (
+        job
+        if item is None
+        else readable(item, "GetItem").job.model_copy(update={"payload": job.payload})
+    )
 
 
 def refuse_unsendable(url: str, job: Job, now: float) -> None:
@@ -77,9 +94,14 @@ def refuse_unsendable(url: str, job: Job, now: float) -> None:
         )
 
 
-def _write(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
-    """Write a new record; for a key already held, the holder (re-sending a lost message)."""
+def _write(
+    layout: Layout, job: Job, fingerprint: str | None, now: float, awaits: Sequence[str] = ()
+) -> Flow[EnqueueResult]:
+    """Write a new record; for a key already held, the holder (re-sending a lost message).
+    ``awaits``: the parents a waiting job waits for (``flows.waiting``)."""
     record, body = new_items(layout, job, fingerprint)
+    if awaits:
+        record[AWAITING] = {"SS": list(awaits)}
     if body is not None:
         yield put_body(layout.table, body)
     try:
@@ -115,7 +137,7 @@ def _resend_if_lost(layout: Layout, holder: Stored, now: float) -> Flow[None]:
     except ConditionFailed:
         return  # someone else re-sent it, or the record moved on
     url, delay = layout.url(holder.job.queue), sqs.send_delay(holder.run_at, now)
-    yield sqs.send(url, _body(holder.job), delay, message_group(holder.job))
+    yield sqs.send(url, body_of(holder.job), delay, message_group(holder.job))
 
 
 def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
@@ -144,14 +166,6 @@ def _refused_by_itself(refused: ConditionFailed, item: Attributes) -> bool:
     return refused.item is not None and refused.item.get(PUT_ID) == item[PUT_ID]
 
 
-def _body(job: Job) -> str:
-    return sqs.body(job.id, job.queue)
-
-
-def _delay(job: Job, now: float) -> int:
-    return sqs.send_delay(job.run_at.timestamp(), now)
-
-
 def put_many(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list[EnqueueResult]]:
     """Write ten at a time (records first, then one message batch per queue).
 
@@ -164,6 +178,8 @@ def put_many(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list
     """
     for job, _ in items:  # an unknown queue or an unsendable delay: before anything is written
         refuse_unsendable(layout.url(job.queue), job, now)
+    if any(job.after for job, _ in items):
+        return (yield from _one_by_one(layout, items, now))
     results: list[EnqueueResult] = []
     for group in sqs.chunks([(placed(job), fp) for job, fp in items]):
         written = yield from _write_group(layout, group, now)
@@ -175,6 +191,18 @@ def put_many(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list
         try:
             yield from _deliver(layout, written.results, now)
         except AwsError as error:
+            raise _batch_error(results, error) from _cause(error)
+    return results
+
+
+def _one_by_one(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list[EnqueueResult]]:
+    """A batch with jobs that wait for others: each put in turn (``put``), so a job may
+    name a parent written earlier in the same batch."""
+    results: list[EnqueueResult] = []
+    for job, fingerprint in items:
+        try:
+            results.append((yield from put(layout, job, fingerprint, now)))
+        except (JobConfigError, JobIdempotencyConflictError, AwsError) as error:
             raise _batch_error(results, error) from _cause(error)
     return results
 
@@ -263,11 +291,11 @@ def _deliver(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Fl
     by_url: dict[str, list[Job]] = {}
     for result in written:
         if not result.duplicate:
-            for url in _urls(layout, result.job):
+            for url in urls_of(layout, result.job):
                 by_url.setdefault(url, []).append(result.job)
     for url, jobs in by_url.items():
         for batch in sqs.chunks(jobs):
-            entries = [(_body(job), _delay(job, now), message_group(job)) for job in batch]
+            entries = [(body_of(job), delay_of(job, now), message_group(job)) for job in batch]
             reply = yield sqs.send_batch(url, entries)
             for failed in reply.get("Failed", []):
                 yield sqs.send(url, *entries[int(failed["Id"])])

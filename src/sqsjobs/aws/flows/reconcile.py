@@ -1,6 +1,6 @@
 """The reconciler: repairs what a crash or the redrive policy left between record and message.
 
-Two passes per queue:
+Four passes per queue:
 
 1. *Redriven*: messages the redrive policy moved to the DLQ (their runs kept dying, e.g.
    out of memory, before anything was recorded). A running record whose lease is over
@@ -12,7 +12,12 @@ Two passes per queue:
    waits another ``grace`` before sending again). This is what saves a job whose
    producer died between ``PutItem`` and ``SendMessage``.
 
-3. *Copies owed*: a dead record whose DLQ copy was never confirmed sent
+3. *Waiting for ended parents*: a job waiting (``enqueue(after=...)``) since before the
+   grace period whose parents have ended (a crash between a parent's ending write and
+   its children's release) is released or cancelled, as that ending would have done
+   (``waiting.settle_stranded``).
+
+4. *Copies owed*: a dead record whose DLQ copy was never confirmed sent
    (``transitions.COPY_DUE``: the worker crashed between the two, or the DLQ refused it),
    dead for longer than ``grace``, gets its copy, so the DLQ's depth, its alarm and
    ``dlq list`` see every dead job. Such a record keeps its index entry open until
@@ -47,6 +52,7 @@ from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
 from ..wire.items import Stored, number, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
+from . import waiting
 from .bodies import claim_horizon, extend_bodies
 from .dead_letters import Inspected, peek
 from .indexes import job_id_of, records
@@ -65,16 +71,17 @@ DLQ_LIMIT = 100  # DLQ messages inspected per queue per pass; the next pass sees
 def reconcile(
     layout: Layout, queues: Sequence[str], now: float, grace: float
 ) -> Flow[ReconcileReport]:
-    dead = resent = copied = 0
+    dead = resent = copied = settled = 0
     for queue in queues:
         # Peek at the DLQ: ``dead_letters.inspect`` records abandoned jobs dead.
         letters = yield from peek(layout, queue, now, DLQ_LIMIT, wait=0)
         dead += sum(item.reconciled for item in letters)
         open_ = yield from _open_before(layout, queue, now - grace)
+        settled += yield from waiting.settle_stranded(layout, open_, now - grace, now)
         resent += yield from _stale(layout, queue, open_, now, grace)
         in_dlq = _copies_in(letters)
         copied += yield from _owed_copies(layout, queue, open_, now - grace, in_dlq)
-    return ReconcileReport(resent=resent, dead=dead, copied=copied)
+    return ReconcileReport(resent=resent, dead=dead, copied=copied, settled=settled)
 
 
 def _copies_in(letters: Sequence[Inspected]) -> dict[str, float]:

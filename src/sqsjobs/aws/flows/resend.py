@@ -9,7 +9,7 @@ read the same record, one sends.
 
 from __future__ import annotations
 
-from ...core.lifecycle import WAITING
+from ...core.lifecycle import CLAIMABLE_LATER
 from ..wire import dynamo
 from ..wire.items import Stored
 from ..wire.protocol import Call
@@ -22,7 +22,7 @@ def message_overdue(stored: Stored, now: float, after: float) -> bool:
     or was last re-sent, and was due to be received at ``run_at``; a running record is
     its claimer's business.
     """
-    if stored.job.status not in WAITING:
+    if stored.job.status not in CLAIMABLE_LATER:
         return False
     last_sent = max(stored.updated_at, stored.resent_at or stored.updated_at, stored.run_at)
     return stored.run_at <= now and now - last_sent >= after

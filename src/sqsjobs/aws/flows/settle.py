@@ -41,9 +41,10 @@ from ...core.times import epoch
 from ..wire import dynamo, sqs, transitions
 from ..wire.copy_marks import new_key
 from ..wire.entries import Noted
-from ..wire.items import number, same_value, stored_from_item, text
+from ..wire.items import Attributes, number, same_value, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, ConditionFailed, Flow
+from . import waiting
 from .bodies import keep_until
 from .claim import Delivery
 from .messages import MessagePlan, carry_out
@@ -86,6 +87,17 @@ def _write_outcome(call: Call, status: JobStatus, now: float) -> Flow[bool]:
     except ConditionFailed as refused:
         return _written_by_us(refused, status, now)
     return True
+
+
+def _write_ending(call: Call, status: JobStatus, now: float) -> Flow[Attributes | None]:
+    """Send a write that ends a job: the record after it (its own lost first try's, when
+    that is what refused it), or None if it was refused."""
+    try:
+        reply = yield call
+    except ConditionFailed as refused:
+        return refused.item if _written_by_us(refused, status, now) else None
+    attributes: Attributes = reply.get("Attributes", {})
+    return attributes
 
 
 def heartbeat(
@@ -140,7 +152,11 @@ def complete(
     call = transitions.complete(
         layout.indexed, job, token, now, result, expiry, noted, progress=progress
     )
-    return (yield from _write_outcome(call, COMPLETED, now))
+    item = yield from _write_ending(call, COMPLETED, now)
+    if item is None:
+        return False
+    yield from waiting.ended(layout, item, now)  # its children: raised, the retry settles them
+    return True
 
 
 def fail(
@@ -219,7 +235,8 @@ def _dead(
         noted=noted,
         progress=progress,
     )
-    if not (yield from _write_outcome(call, DEAD, now)):
+    item = yield from _write_ending(call, DEAD, now)
+    if item is None:
         return False
     sent = False
     if delivery is not None:
@@ -232,6 +249,7 @@ def _dead(
     if key is not None and sent:
         with contextlib.suppress(AwsError):  # unconfirmed, the reconciler sends another
             yield transitions.copied(layout.indexed, (job.id, job.queue), now)
+    yield from waiting.ended(layout, item, now)
     return True
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Final
 
-from ...core.lifecycle import TERMINAL
+from ...core.lifecycle import CLAIMABLE_LATER, TERMINAL
 from ...core.models import JobStatus
 from ...core.presence import last_claim, served_names, serving
 from ...core.reports import QueueStats
@@ -54,7 +54,7 @@ DEPTHS: Final = (VISIBLE, IN_FLIGHT, DELAYED_MESSAGES)
 
 
 ENDED_WINDOW: Final = 3600.0  # ended jobs are counted if created this recently
-NOT_STARTED: Final = frozenset({JobStatus.QUEUED, JobStatus.DELAYED})
+NOT_STARTED: Final = CLAIMABLE_LATER  # what a worker serving the job's name would run
 
 
 @dataclass
@@ -139,6 +139,7 @@ def _count(
             _Range(q, status, n, index_pk(status, n))
             for q in queues
             for status in JobStatus
+            if status is not JobStatus.WAITING  # written under record format 3 only
             for n in range(layout.index_shards)
         ]
         yield from _count_ranges(layout, previous, now, since, counts, _previous_page)

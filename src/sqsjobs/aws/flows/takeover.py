@@ -16,6 +16,7 @@ releases it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 from ...core import history
@@ -34,6 +35,7 @@ from ..wire.entries import Noted
 from ..wire.items import UNDECODABLE, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
+from . import waiting
 from .unanswered import own_claim
 
 
@@ -142,4 +144,6 @@ def record_dead_at_lease_end(
         reply = yield call
     except ConditionFailed:
         return None
+    with contextlib.suppress(AwsError):  # children left waiting: the reconciler settles them
+        yield from waiting.ended(layout, reply["Attributes"], now)
     return stored_from_item(reply["Attributes"]).job

@@ -18,15 +18,15 @@ MAY_HEARTBEAT = f"{HOLDS_LEASE} AND #lease_until >= :now"
 # ``clock_skew`` seconds behind it (``lease_over(lease_until, now, skew)``).
 LEASE_OVER = "#lease_until < :lease_ended_before"
 # claim_decision() == RUN: queued; delayed and due; running, lease expired, attempts left.
-# A claim writes the first two (``WAITING_CLAIMABLE``); the third is a take-over
+# A claim writes the first two (``DUE_NOW``); the third is a take-over
 # (``TAKE_OVER``), written once a claim refused by such a record has read whose lease it
 # takes over, so that its write can say so in the job's history (``dynamo.claim``).
-WAITING_CLAIMABLE = "#status = :queued OR (#status = :delayed AND #run_at <= :now)"
+DUE_NOW = "#status = :queued OR (#status = :delayed AND #run_at <= :now)"
 TAKE_OVER = (
     f"#status = :running AND #lease_token = :old_token AND {LEASE_OVER} "
     "AND #attempts < #max_attempts"
 )
-CLAIMABLE = f"{WAITING_CLAIMABLE} OR ({TAKE_OVER})"
+CLAIMABLE = f"{DUE_NOW} OR ({TAKE_OVER})"
 # claim_decision() == DEAD for the holder of ``:token``: its lease ended on the last attempt.
 LEASE_ENDED_ON_LAST_ATTEMPT = f"{HOLDS_LEASE} AND {LEASE_OVER} AND #attempts >= #max_attempts"
 # A running job whose run is gone: its lease is over (the reconciler, for redriven messages).

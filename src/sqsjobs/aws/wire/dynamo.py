@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.lifecycle import DELAYED, QUEUED, RUNNING
 from ...core.models import JobStatus
-from .conditions import MAY_HEARTBEAT, TAKE_OVER, WAITING_CLAIMABLE, attribute_names
+from .conditions import DUE_NOW, MAY_HEARTBEAT, TAKE_OVER, attribute_names
 from .entries import Noted, note
 from .index_keys import IndexedTable, home, index_pk, phase, shard
 from .items import PROGRESS, Attributes, job_key, number, text
@@ -49,11 +49,20 @@ def update(
     values: Mapping[str, Any],
     remove: Sequence[str] = (),
     returns: bool = False,
+    sets_of: str = "",
 ) -> Call:
-    """An ``UpdateItem``; on refusal the old item comes back (ALL_OLD) to explain why."""
-    expression = "SET " + ", ".join(f"#{k} = {v}" for k, v in sets.items())
+    """An ``UpdateItem``; on refusal the old item comes back (ALL_OLD) to explain why.
+
+    ``sets_of``: an ``ADD`` or ``DELETE`` clause on a string set (``wire.waiting``).
+    """
+    clauses = []
+    if sets:
+        clauses.append("SET " + ", ".join(f"#{k} = {v}" for k, v in sets.items()))
     if remove:
-        expression += " REMOVE " + ", ".join(f"#{k}" for k in remove)
+        clauses.append("REMOVE " + ", ".join(f"#{k}" for k in remove))
+    if sets_of:
+        clauses.append(sets_of)
+    expression = " ".join(clauses)
     params: UpdateItemInputTypeDef = {
         "TableName": table,
         "Key": job_key(job_id),
@@ -145,7 +154,7 @@ def claim(
     }
     if over is None:
         values |= statuses(QUEUED, DELAYED)
-        condition = f"#queue = :queue AND ({WAITING_CLAIMABLE})"
+        condition = f"#queue = :queue AND ({DUE_NOW})"
     else:
         values |= statuses(RUNNING) | {
             ":old_token": text(over[0]),

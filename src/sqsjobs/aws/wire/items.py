@@ -54,6 +54,11 @@ RESENT_AT = "resent_at"  # when the reconciler or a duplicate producer last re-s
 # A run's latest progress (``core.progress``), compact JSON text, written by its heartbeats
 # and its outcome. Releases before it ignore the attribute.
 PROGRESS = "progress"
+# Jobs that wait for others (``wire.waiting``): on a waiting record, the parents it still
+# waits for; on a parent, the jobs that wait for it. String sets; releases before them
+# ignore both.
+AWAITING = "awaiting"
+CHILDREN = "children"
 # The record format this release writes by default, and every one it reads. Format 1 is
 # what 0.1 releases write and read: the payload inline, the keys of ``by_status``. Format
 # 2 adds what they cannot read (compressed payloads, body items) and writes ``by_queue``
@@ -66,6 +71,9 @@ PROGRESS = "progress"
 RECORD_FORMAT = 3
 RECORD_FORMATS = (1, 2, 3)
 MOVES_ENDED = 3  # the first record format whose ending writes move the index entry
+# The first whose records may wait for others (status ``waiting``, ``awaiting``,
+# ``children``): 0.2 releases, which read format 2, know no such status.
+WAITS = 3
 ITEM_VERSION = RECORD_FORMAT
 INLINE_PAYLOAD_BYTES = 512  # longer payloads go to a body item: the record stays within 1 KB
 BODY_PREFIX = "body#"
@@ -182,6 +190,8 @@ class Stored(NamedTuple):
     body_pk: str | None = None  # that body item's key
     copy_due: float | None = None  # dead since then, its DLQ copy not yet confirmed sent
     revive_key: str | None = None  # the key its latest death's DLQ copy carries
+    awaiting: tuple[str, ...] = ()  # a waiting job's parents not yet completed
+    children: tuple[str, ...] = ()  # the jobs waiting for this one (``wire.waiting``)
 
     @property
     def needs_payload(self) -> bool:
@@ -328,7 +338,14 @@ def stored_from_item(item: Attributes) -> Stored:
         body_pk=_body_pk(item, job.id),
         copy_due=_opt_n(item, "copy_due"),
         revive_key=_opt_s(item, REVIVE_KEY),
+        awaiting=string_set(item, AWAITING),
+        children=string_set(item, CHILDREN),
     )
+
+
+def string_set(item: Attributes, name: str) -> tuple[str, ...]:
+    """A string set attribute's members, sorted; none when the attribute is absent."""
+    return tuple(sorted(item.get(name, {}).get("SS", ())))
 
 
 def _body_pk(item: Attributes, job_id: str) -> str | None:

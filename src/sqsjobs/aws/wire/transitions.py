@@ -113,7 +113,13 @@ def complete(
     note(sets, values, noted)
     ride_progress(sets, values, progress)
     return update(
-        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
+        table.name,
+        job_id,
+        sets=sets,
+        condition=HOLDS_LEASE,
+        values=values,
+        remove=remove,
+        returns=True,  # its children, if any, are settled next (``flows.waiting``)
     )
 
 
@@ -165,7 +171,13 @@ def dead(
     note(sets, values, noted)
     ride_progress(sets, values, progress)
     return update(
-        table.name, job_id, sets=sets, condition=HOLDS_LEASE, values=values, remove=remove
+        table.name,
+        job_id,
+        sets=sets,
+        condition=HOLDS_LEASE,
+        values=values,
+        remove=remove,
+        returns=True,
     )
 
 
@@ -215,7 +227,13 @@ def cancel(
     condition = f"#status IN ({', '.join(f':{s.value}' for s in cancellable)})"
     note(sets, values, noted)
     return update(
-        table.name, job_id, sets=sets, condition=condition, values=values, remove=LEASE_FIELDS
+        table.name,
+        job_id,
+        sets=sets,
+        condition=condition,
+        values=values,
+        remove=LEASE_FIELDS,
+        returns=True,
     )
 
 
