@@ -17,6 +17,8 @@ of the emulator's speed. Scenarios:
   worker at concurrency 10: a limit with room to spare, a saturated one (starts deferred
   and claimed again) and a rate. Slot items have no list-index entry (1 WRU a write),
   and a refused take is a refused conditional write; the table counts them as writes;
+- chain of 3: three jobs, each enqueued ``after`` the one before it; fan-in of 100: a
+  hundred jobs and one ``after`` all of them (``enqueue(after=...)``);
 - FIFO, one group: 20 jobs of one tenant on a FIFO queue, a worker at concurrency 4 (they
   run one at a time; every message received beside an earlier one of its group is handed
   back); FIFO, 10 groups: 100 jobs of ten tenants, the same worker;
@@ -177,6 +179,30 @@ async def fifo_groups(queue: JobQueue, counter: RequestCounter) -> tuple[Request
     return counter.counts() - before, 100
 
 
+async def chain(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
+    """Three jobs, each after the one before (``enqueue(after=...)``), each handed its
+    parent's result."""
+
+    def step(ctx: JobContext) -> int:
+        return sum(int(str(v)) for v in ctx.parent_results.values()) + 1
+
+    before = counter.counts()
+    first = (await queue.enqueue("bench", {"n": 1})).job
+    second = (await queue.enqueue("bench", {"n": 2}, after=[first.id])).job
+    await queue.enqueue("bench", {"n": 3}, after=[second.id])
+    await drain(queue, step, 3, 1)
+    return counter.counts() - before, 3
+
+
+async def fan_in(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
+    """A hundred parents and one job after all of them."""
+    before = counter.counts()
+    parents = await queue.enqueue_many([EnqueueRequest("bench", {"n": n}) for n in range(100)])
+    await queue.enqueue("bench", {"merge": True}, after=[p.job.id for p in parents])
+    await drain(queue, lambda ctx: None, 101, 10)
+    return counter.counts() - before, 101
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy path, alone": alone,
     "happy path, busy (100 jobs)": busy,
@@ -190,6 +216,8 @@ SCENARIOS: dict[str, Scenario] = {
     "rate limit 20 per second (100 jobs, 10 at once)": limited(100, 10, rate=(20, 1.0)),
     "FIFO, one group (20 jobs, concurrency 4)": fifo_one_group,
     "FIFO, 10 groups (100 jobs, concurrency 4)": fifo_groups,
+    "chain of 3 (each after the one before)": chain,
+    "fan-in of 100 (101 jobs: one after a hundred)": fan_in,
 }
 FIFO = {name for name in SCENARIOS if name.startswith("FIFO")}
 
