@@ -130,3 +130,31 @@ async def test_record_format_two_refuses_parents_before_writing(
         assert [job.id for job in (await queue.list()).jobs] == [parent.id]
     finally:
         await older.aclose()
+
+
+async def test_a_child_crossed_off_but_never_released_is_released_by_the_reconciler(
+    store: SqsJobStore, dynamodb: Any
+) -> None:
+    """The worker died between its parent's cross-off and the release: the child waits
+    for nobody, and a cross-off repeated now is refused (found by the chains' chaos)."""
+    queue = JobQueue(store)
+    parent = (await queue.enqueue("invoice.render")).job
+    child = (await queue.enqueue("invoice.mail", after=[parent.id])).job
+    for job_id, expression in ((parent.id, "SET #s = :c"), (child.id, "REMOVE awaiting")):
+        dynamodb.update_item(
+            TableName=store.table_name,
+            Key={"pk": {"S": f"job#{job_id}"}},
+            UpdateExpression=expression,
+            **(
+                {
+                    "ExpressionAttributeNames": {"#s": "status"},
+                    "ExpressionAttributeValues": {":c": {"S": "completed"}},
+                }
+                if job_id == parent.id
+                else {}
+            ),
+        )
+    await asyncio.sleep(0.05)
+    assert (await store.reconcile(grace=0.01)).settled == 1
+    released = await queue.get(child.id)
+    assert released is not None and released.status is JobStatus.QUEUED

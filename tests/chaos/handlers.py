@@ -6,7 +6,9 @@ interleave and a line is either wholly there or absent when a process is SIGKILL
 That file is the side effect the test counts: a job that ran twice has two lines.
 
 ``chaos.step`` then succeeds; ``chaos.poison`` then fails for good (``JobFatalError``),
-so its job dies on that attempt and its message goes to the dead-letter queue.
+so its job dies on that attempt and its message goes to the dead-letter queue;
+``chaos.link`` returns one more than the sum of its parents' results, so the last job of
+a chain of ``n`` returns ``n`` only if each one was handed the result before it.
 """
 
 from __future__ import annotations
@@ -40,3 +42,10 @@ async def step(ctx: JobContext) -> None:
 async def poison(ctx: JobContext) -> None:
     os.write(_log(), f"{ctx.job.id} {ctx.attempt} {os.getpid()}\n".encode())
     raise JobFatalError("chaos: poison payload, never retried")
+
+
+@registry.handler("chaos.link")
+async def link(ctx: JobContext) -> int:
+    os.write(_log(), f"{ctx.job.id} {ctx.attempt} {os.getpid()}\n".encode())
+    await asyncio.sleep(float(os.environ.get(SLEEP_ENV, "0.02")))
+    return 1 + sum(int(result) for result in ctx.parent_results.values())

@@ -161,13 +161,21 @@ def _arrive(layout: Layout, parent_id: str, children: Sequence[str], now: float)
     released = 0
     for reply in replies:
         if isinstance(reply, ConditionFailed):
-            continue  # crossed off already, or the child moved on
-        if isinstance(reply, AwsError):
+            # Crossed off already, or the child moved on. Crossed off by a try whose
+            # release never followed (a crash between the two), the child waits for
+            # nobody: release it now.
+            item = reply.item
+        elif isinstance(reply, AwsError):
             raise reply  # the outcome's retry, or the reconciler, settles it again
-        item = reply["Attributes"]
-        if AWAITING not in item:
+        else:
+            item = reply["Attributes"]
+        if item is not None and _waits_for_nobody(item):
             released += yield from release(layout, readable(item, "UpdateItem"), now)
     return released
+
+
+def _waits_for_nobody(item: Attributes) -> bool:
+    return is_record(item) and item["status"] == {"S": WAITING.value} and AWAITING not in item
 
 
 def release(layout: Layout, child: Stored, now: float) -> Flow[int]:
