@@ -274,3 +274,5 @@ def test_show_names_the_jobs_it_waits_for(cli_env: Env, store: SqsJobStore) -> N
     assert result.exit_code == 0, result.output
     assert re.search(r"^status +waiting\s*$", result.stdout, re.MULTILINE)
     assert re.search(rf"^after +{parent.id}\s*$", result.stdout, re.MULTILINE)
+    shown = invoke(cli_env, "jobs", "show", parent.id)
+    assert re.search(rf"^children +{child.id}\s*$", shown.stdout, re.MULTILINE)

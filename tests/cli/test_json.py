@@ -41,6 +41,7 @@ JOB_FIELDS = {
     "labels",  # free-form tags given at enqueue (core.fields), {} when none
     "progress",  # as the run last reported it (ctx.progress); null until one does
     "after",  # the jobs it waits for (enqueue(after=...)), [] when none
+    "children",  # the jobs that wait for it, [] when none
     "group",
     "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",

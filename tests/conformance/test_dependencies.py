@@ -31,6 +31,7 @@ async def test_a_job_waits_for_its_parent_then_runs(harness: Harness) -> None:
     child = await put(harness, payload={"step": "load"}, after=[parent.id])
     assert (child.status, child.after) == (W, [parent.id])
     assert (await get(harness, child.id)).status is W
+    assert (await get(harness, parent.id)).children == [child.id]
     await complete(harness, parent.id, {"rows": 1200})
     assert (await get(harness, child.id)).status is Q
     assert (await claim_one(harness)).id == child.id
@@ -39,6 +40,7 @@ async def test_a_job_waits_for_its_parent_then_runs(harness: Harness) -> None:
 async def test_fan_in_of_fifty_releases_the_child_once(harness: Harness) -> None:
     parents = [await put(harness, payload={"shard": n}) for n in range(50)]
     child = await put(harness, payload={"merge": True}, after=[p.id for p in parents])
+    assert {c for p in parents for c in (await get(harness, p.id)).children} == {child.id}
     claimed: list[Job] = []
     for _ in range(50):  # SQS hands out at most ten a receive
         claimed += await claim(harness, limit=50 - len(claimed))

@@ -57,6 +57,7 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "history_count": 0,
         "labels": {},
         "after": [],  # no parents: it does not wait
+        "children": [],  # nor does anything wait for it
         "progress": None,  # until a run reports any
     }
     assert len(job.id) == 32

@@ -250,4 +250,9 @@ async def test_a_job_with_parents_links_each_one() -> None:
         page = shown.get(f"/jobs/{child.id}").text
     for parent in parents:
         assert f'<a href="/jobs/{parent.id}"><code>{parent.id}</code></a>' in page
+    with local(make_dashboard(store)) as shown:
+        parent_page = shown.get(f"/jobs/{parents[0].id}").text
+    assert f'<dd id="children"><a href="/jobs/{child.id}"><code>{child.id}</code></a></dd>' in (
+        parent_page
+    )
     assert '<span class="status status-waiting">waiting</span>' in page

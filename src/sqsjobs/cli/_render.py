@@ -268,6 +268,8 @@ def job_fields(job: Job) -> dict[str, RenderableType]:
     values["group"] = job.group or "-"
     if job.after:  # the jobs it waits for, or waited for (``enqueue(after=...)``)
         values["after"] = ", ".join(job.after)
+    if job.children:  # the jobs that wait, or waited, for it
+        values["children"] = ", ".join(job.children)
     if job.progress is not None:  # as its run last reported it (``ctx.progress``)
         values["progress"] = json_text(job.progress)
     values["last_error"] = job.last_error or "-"

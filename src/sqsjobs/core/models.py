@@ -88,6 +88,9 @@ class Job(BaseModel):
     # ``waiting`` until each has completed, and its handler reads their results
     # (``ctx.parent_results``); a data field (``core.fields``), empty when it has none.
     after: list[str] = Field(default_factory=list)
+    # The jobs that wait (or waited) for this one, by id, sorted: kept by the store as
+    # children name it (``after``), never given at enqueue; empty when none did.
+    children: list[str] = Field(default_factory=list)
     # How far the run has come, as its handler last reported it (``ctx.progress``): a JSON
     # value of at most 1 KiB, written with the run's heartbeats and its outcome
     # (``core.progress``); ``None`` until a run reports any.

@@ -1,12 +1,13 @@
 """Parents and children in the memory store: when a waiting job runs, or never does.
 
 A job put with ``after`` waits (status ``waiting``) for each parent that has not
-completed; its record keeps those in ``awaiting``, and each such parent lists it in
-``children``. Every status change goes through ``MemoryCore._move_to``, which tells
-``ended`` about a job that ended: a completed parent crosses itself off its children's
-``awaiting`` and releases those left waiting for nothing (queued, or delayed until their
-``run_at``); a dead or cancelled one cancels them, and their own children after them. One
-lock covers it all, so a child is released exactly once however its parents end.
+completed; its record keeps those in ``awaiting``, and each such parent names it among
+its ``children`` (kept, and shown as ``Job.children``). Every status change goes through
+``MemoryCore._move_to``, which tells ``ended`` about a job that ended: a completed parent
+crosses itself off its children's ``awaiting`` and releases those left waiting for
+nothing (queued, or delayed until their ``run_at``); a dead or cancelled one cancels
+them, and their own children after them. One lock covers it all, so a child is released
+exactly once however its parents end.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ class DependencyRules:
         def _move_to(self, record: Record, status: JobStatus, now: float) -> None: ...
 
     def __init__(self) -> None:
-        self.children: dict[str, set[str]] = {}  # parent id -> ids of jobs waiting for it
         self._ended_jobs: deque[str] = deque()
         self._settling = False
 
@@ -69,7 +69,7 @@ class DependencyRules:
                 return
             if parent.status is not COMPLETED:
                 record.awaiting.add(parent.id)
-                self.children.setdefault(parent.id, set()).add(record.id)
+                parent.children.add(record.id)
         if not record.awaiting:
             self._move_to(record, initial_status(record.run_at, now), now)
 
@@ -89,7 +89,7 @@ class DependencyRules:
             self._settling = False
 
     def _settle_children(self, parent: Record, now: float) -> None:
-        for child_id in sorted(self.children.pop(parent.id, ())):
+        for child_id in sorted(parent.children):
             child = self.records.get(child_id)
             if child is None or child.status is not WAITING or parent.id not in child.awaiting:
                 continue

@@ -65,6 +65,7 @@ class Record:
     data_json: dict[str, str] = field(default_factory=dict)
     progress_json: str | None = None  # as the run last reported it (``core.progress``)
     awaiting: set[str] = field(default_factory=set)  # parents not yet completed (``dependencies``)
+    children: set[str] = field(default_factory=set)  # jobs that wait, or waited, for this one
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -131,6 +132,7 @@ class Record:
             history=list(self.history),
             history_count=self.history_count,
             progress=None if self.progress_json is None else json.loads(self.progress_json),
+            children=sorted(self.children),
             **{name: json.loads(value) for name, value in self.data_json.items()},
         )
 

@@ -377,7 +377,6 @@ class MemoryCore(DependencyRules):
 
     def _drop(self, record: Record) -> None:
         del self.records[record.id]
-        self.children.pop(record.id, None)
         if record.idempotency_key is not None:
             self.keys.pop((record.queue, record.tenant, record.idempotency_key), None)
 

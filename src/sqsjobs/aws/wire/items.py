@@ -324,6 +324,7 @@ def stored_from_item(item: Attributes) -> Stored:
         history=history,
         history_count=history_count,
         progress=json.loads(_s(item, PROGRESS)) if PROGRESS in item else None,
+        children=list(string_set(item, CHILDREN)),
         **{f.name: json.loads(_s(item, f.name)) for f in DATA_FIELDS if f.name in item},
     )
     return Stored(
