@@ -21,7 +21,14 @@ from sqsjobs.core import store as spi
 
 ARCHITECTURE = Path(sqsjobs.__file__).parents[2] / "docs" / "architecture.md"
 # What ``sqsjobs.store`` exports beside the protocols: the values their calls take and return.
-VALUES = {"QueueStats", "RedriveProgress", "RedriveReport", "SlotTaken", "WorkerPresence"}
+VALUES = {
+    "BatchStatus",
+    "QueueStats",
+    "RedriveProgress",
+    "RedriveReport",
+    "SlotTaken",
+    "WorkerPresence",
+}
 
 
 class Row(NamedTuple):

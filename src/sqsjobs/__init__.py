@@ -39,6 +39,7 @@ __version__ = "0.2.0"
 
 if TYPE_CHECKING:
     from .core.backoff import Backoff, compute_backoff
+    from .core.batches import Batch, BatchStatus
     from .core.history import HistoryEntry
     from .core.idempotency import job_idempotency_key
     from .core.models import Job, JobStatus
@@ -74,6 +75,8 @@ _LAZY = {
     "SyncJobQueue": ".producer.queue",
     "EnqueueRequest": ".core.requests",
     "EnqueueResult": ".core.requests",
+    "Batch": ".core.batches",
+    "BatchStatus": ".core.batches",
     "JobFilter": ".core.requests",
     "JobPage": ".core.requests",
     "JobStore": ".core.store",
@@ -116,6 +119,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Backoff",
+    "Batch",
+    "BatchStatus",
     "Cron",
     "EmfMetrics",
     "EnqueueRequest",

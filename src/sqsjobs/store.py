@@ -25,6 +25,8 @@ the calls with these signatures is all it takes.
 - ``DepthStore``: the dashboard's dead-letter page reads DLQ depths alone.
 - ``RoutedStore``: the dashboard lists your configured queues, not only those it has
   seen a record in.
+- ``BatchStore`` (and ``SyncBatchStore`` as ``sync``; ``BatchStatus``): ``queue.batch``
+  and a callback's ``ctx.batch``; without it, ``batch`` is refused.
 
 ``cancel``, ``retry`` and ``redrive`` may also take a keyword ``by`` (who acted, for a
 job's history): the dashboard passes it when the method accepts it.
@@ -37,9 +39,11 @@ docstring says which shipped store has each.
 
 from __future__ import annotations
 
+from .core.batches import BatchStatus
 from .core.presence import WorkerPresence
 from .core.reports import QueueStats, RedriveProgress, RedriveReport
 from .core.store import (
+    BatchStore,
     CancelledClaimsStore,
     DepthStore,
     JobStore,
@@ -51,10 +55,13 @@ from .core.store import (
     SlotTaken,
     StatsStore,
     SteppedDelayStore,
+    SyncBatchStore,
     SyncJobStore,
 )
 
 __all__ = [
+    "BatchStatus",
+    "BatchStore",
     "CancelledClaimsStore",
     "DepthStore",
     "JobStore",
@@ -69,6 +76,7 @@ __all__ = [
     "SlotTaken",
     "StatsStore",
     "SteppedDelayStore",
+    "SyncBatchStore",
     "SyncJobStore",
     "WorkerPresence",
 ]

@@ -42,6 +42,8 @@ JOB_FIELDS = {
     "progress",  # as the run last reported it (ctx.progress); null until one does
     "after",  # the jobs it waits for (enqueue(after=...)), [] when none
     "children",  # the jobs that wait for it, [] when none
+    "batch_id",  # its batch (queue.batch), null when none
+    "batch_callback",  # on_complete / on_success for a batch's callback, else null
     "group",
     "trace_context",  # the enqueue span's W3C context; null when the producer had no tracing
     "completed_at",

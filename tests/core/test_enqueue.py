@@ -58,6 +58,8 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "labels": {},
         "after": [],  # no parents: it does not wait
         "children": [],  # nor does anything wait for it
+        "batch_id": None,  # not enqueued as part of a batch
+        "batch_callback": None,
         "progress": None,  # until a run reports any
     }
     assert len(job.id) == 32

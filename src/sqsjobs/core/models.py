@@ -91,6 +91,10 @@ class Job(BaseModel):
     # The jobs that wait (or waited) for this one, by id, sorted: kept by the store as
     # children name it (``after``), never given at enqueue; empty when none did.
     children: list[str] = Field(default_factory=list)
+    # The batch it belongs to (``queue.batch``), and for one of its callbacks which one
+    # (``"on_complete"``, ``"on_success"``; ``None`` for the batch's jobs): ``core.batches``.
+    batch_id: str | None = None
+    batch_callback: str | None = None
     # How far the run has come, as its handler last reported it (``ctx.progress``): a JSON
     # value of at most 1 KiB, written with the run's heartbeats and its outcome
     # (``core.progress``); ``None`` until a run reports any.

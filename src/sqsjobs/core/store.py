@@ -27,6 +27,9 @@ store's ``sync``), and does without it where the store lacks it, as the last col
     RoutedStore           no          yes         the dashboard's queues (those in records)
     PresenceStore         yes         yes         the worker and the Lambda handler write it
                                                   (not kept), the dashboard reads it
+    BatchStore            yes         yes         JobQueue.batch, a callback's ctx.batch
+                                                  (refused: JobConfigError)
+    SyncBatchStore        yes (sync)  yes (sync)  SyncJobQueue.batch, on ``sync`` (refused)
 
 So their users are the producers, the worker, the Lambda handler and the dashboard, and
 whoever writes a store implements them: ``sqsjobs.store`` re-exports them for store
@@ -49,12 +52,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
 
+from .errors import JobConfigError
 from .history import acting
 from .models import Job
 
 if TYPE_CHECKING:
+    from .batches import BatchStatus
     from .presence import WorkerPresence
     from .reports import QueueStats, RedriveProgress, RedriveReport
     from .requests import EnqueueResult, JobFilter, JobPage
@@ -199,6 +204,50 @@ class PresenceStore(Protocol):
     async def end_presence(self, worker_id: str, now: float) -> None: ...
 
     async def presences(self, now: float) -> list[WorkerPresence]: ...
+
+
+@runtime_checkable
+class BatchStore(Protocol):
+    """Batches (``core.batches``): a batch's jobs and its waiting callbacks written
+    together, all or none, and how far the batch has come. The store counts each job's
+    end once, and releases the callbacks when the last one ends."""
+
+    async def put_batch(
+        self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
+    ) -> None: ...
+
+    async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None: ...
+
+
+@runtime_checkable
+class SyncBatchStore(Protocol):
+    """``BatchStore``'s blocking face."""
+
+    def put_batch(
+        self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
+    ) -> None: ...
+
+    def batch_status(self, batch_id: str, now: float) -> BatchStatus | None: ...
+
+
+def batch_store(store: object) -> BatchStore:
+    """``store`` if it keeps batches, else a ``JobConfigError`` saying so."""
+    return cast(BatchStore, _keeping_batches(store))
+
+
+def sync_batch_store(store: object) -> SyncBatchStore:
+    """The blocking face ``store`` if it keeps batches, else a ``JobConfigError``."""
+    return cast(SyncBatchStore, _keeping_batches(store))
+
+
+def _keeping_batches(store: object) -> object:
+    if not (hasattr(store, "put_batch") and hasattr(store, "batch_status")):
+        raise JobConfigError(
+            "invalid_option",
+            f"{type(store).__name__} keeps no batches: queue.batch needs a store with "
+            "put_batch and batch_status (BatchStore), as sqsjobs's own stores have",
+        )
+    return store
 
 
 @runtime_checkable

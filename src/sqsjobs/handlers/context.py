@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.batches import BatchStatus
 from ..core.models import Job
 from ..observe.log import job_fields
 
@@ -44,6 +45,9 @@ class JobContext:
     # Each parent's result by id (``enqueue(after=...)``; ``worker.parents``): empty for a
     # job without parents.
     parent_results: Mapping[str, Any] = field(default_factory=dict)
+    # For a batch's callback (``queue.batch(on_complete=..., on_success=...)``), the
+    # batch's figures as the run began; ``None`` for every other job.
+    batch: BatchStatus | None = None
 
     async def heartbeat(self) -> bool:
         """Extend the lease now; ``False`` means it was lost and the run is being cancelled."""

@@ -66,6 +66,8 @@ class Record:
     progress_json: str | None = None  # as the run last reported it (``core.progress``)
     awaiting: set[str] = field(default_factory=set)  # parents not yet completed (``dependencies``)
     children: set[str] = field(default_factory=set)  # jobs that wait, or waited, for this one
+    batch_id: str | None = None  # its batch (``batches``), and which callback of it, if one
+    batch_callback: str | None = None
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -95,6 +97,8 @@ class Record:
             fingerprint=fingerprint,
             group=job.group,
             trace_context=None if job.trace_context is None else dict(job.trace_context),
+            batch_id=job.batch_id,
+            batch_callback=job.batch_callback,
             data_json={
                 f.name: dump_json(getattr(job, f.name))
                 for f in DATA_FIELDS
@@ -133,6 +137,8 @@ class Record:
             history_count=self.history_count,
             progress=None if self.progress_json is None else json.loads(self.progress_json),
             children=sorted(self.children),
+            batch_id=self.batch_id,
+            batch_callback=self.batch_callback,
             **{name: json.loads(value) for name, value in self.data_json.items()},
         )
 

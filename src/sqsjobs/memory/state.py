@@ -51,14 +51,14 @@ from ..core.models import Job, JobStatus
 from ..core.requests import EnqueueResult, JobFilter, JobPage
 from ..core.validation import page_limit
 from ..observe.log import LOGGER_NAME, Event, log_event
-from .dependencies import DependencyRules
+from .batches import BatchRules
 from .queue_index import QueueIndex
 from .record import Progress, Record
 
 _logger = logging.getLogger(LOGGER_NAME)
 
 
-class MemoryCore(DependencyRules):
+class MemoryCore(BatchRules):
     """The records and their indexes; every public method takes the lock once."""
 
     def __init__(
@@ -293,8 +293,7 @@ class MemoryCore(DependencyRules):
         record.updated_at = now
         record.expires_at = retention_end(status, now, self.retention, self.dead_retention)
         self._index(record)
-        if status in TERMINAL:
-            self.ended(record, now)
+        self.after_move(record, status, now)
 
     def _index(self, record: Record) -> None:
         """Invalidate the record's old heap entries and push the one its status needs."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from ..core.batches import BatchStatus
 from ..core.history import REDRIVE
 from ..core.models import Job, JobStatus
 from ..core.presence import WorkerPresence
@@ -195,6 +196,17 @@ class MemoryJobStore:
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return self._core.list(filter, limit, cursor, now)
 
+    async def put_batch(
+        self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
+    ) -> None:
+        """Write a batch's jobs and its callbacks (``core.batches``), all or none."""
+        with self._core.lock:
+            self._core.put_batch(batch_id, jobs, callbacks, now)
+
+    async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        with self._core.lock:
+            return self._core.batch_status(batch_id)
+
 
 class MemorySyncView:
     """The blocking producer face of a ``MemoryJobStore`` (its ``sync`` attribute)."""
@@ -240,6 +252,16 @@ class MemorySyncView:
 
     def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
         return self._core.list(filter, limit, cursor, now)
+
+    def put_batch(
+        self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
+    ) -> None:
+        with self._core.lock:
+            self._core.put_batch(batch_id, jobs, callbacks, now)
+
+    def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        with self._core.lock:
+            return self._core.batch_status(batch_id)
 
 
 def redrive_dead(

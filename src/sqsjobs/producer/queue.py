@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ..core.backoff import Backoff
+from ..core.batches import ON_COMPLETE, ON_SUCCESS, Batch, BatchStatus
 from ..core.defaults import (
     DEFAULT_LEASE,
     DEFAULT_MAX_ATTEMPTS,
@@ -33,10 +34,11 @@ from ..core.history import acting
 from ..core.models import Job
 from ..core.options import EnqueueOptions, enqueue_request
 from ..core.requests import EnqueueRequest, EnqueueResult, JobPage
-from ..core.store import JobStore, SyncJobStore, sync_face
+from ..core.store import JobStore, SyncJobStore, batch_store, sync_batch_store, sync_face
 from ..core.validation import check_tenant
 from ..observe.log import Event, default_logger, log_event
 from ..observe.tracing import enqueue_span
+from .batching import BatchParts, prepare_batch
 from .enqueue import Prepared, QueueConfig, prepare, prepare_many
 from .listing import AsyncListing, ListOptions, SyncListing
 from .tenant import SyncTenantJobQueue, TenantJobQueue
@@ -130,6 +132,25 @@ class _BaseQueue:
             )
         return result
 
+    def _batch_parts(
+        self,
+        requests: Iterable[EnqueueRequest],
+        on_complete: EnqueueRequest | None,
+        on_success: EnqueueRequest | None,
+    ) -> BatchParts:
+        callbacks = ((ON_COMPLETE, on_complete), (ON_SUCCESS, on_success))
+        return prepare_batch(self.config, requests, callbacks, self.clock())
+
+    def _logged_batch(self, batch_id: str, jobs: list[Job], callbacks: list[Job]) -> Batch:
+        log_event(
+            self.logger,
+            logging.INFO,
+            Event.ENQUEUE,
+            f"Enqueued batch {batch_id}: {len(jobs)} jobs, {len(callbacks)} callbacks",
+            jobs[0],
+        )
+        return Batch(batch_id, tuple(j.id for j in jobs), tuple(c.id for c in callbacks))
+
     def _logged_all(self, results: list[EnqueueResult]) -> list[EnqueueResult]:
         return [self._logged(result) for result in results]
 
@@ -180,6 +201,24 @@ class JobQueue(_BaseQueue, AsyncListing):
                 self._logged_all(error.results)
                 raise
             return self._logged_all(results)
+
+    async def batch(
+        self,
+        requests: Iterable[EnqueueRequest],
+        *,
+        on_complete: EnqueueRequest | None = None,
+        on_success: EnqueueRequest | None = None,
+    ) -> Batch:
+        """Enqueue ``requests`` as one batch (``core.batches``): ``on_complete`` runs once
+        every job has ended, ``on_success`` once they all completed (else it is cancelled);
+        a callback's handler reads the batch's figures from ``ctx.batch``."""
+        batch_id, jobs, callbacks = self._batch_parts(requests, on_complete, on_success)
+        await batch_store(self.store).put_batch(batch_id, jobs, callbacks, self.clock())
+        return self._logged_batch(batch_id, jobs, callbacks)
+
+    async def batch_status(self, batch_id: str) -> BatchStatus | None:
+        """How far the batch has come; ``None`` for an id with no batch."""
+        return await batch_store(self.store).batch_status(batch_id, self.clock())
 
     async def get(self, job_id: str) -> Job | None:
         return await self.store.get(job_id, self.clock())
@@ -252,6 +291,22 @@ class SyncJobQueue(_BaseQueue, SyncListing):
                 self._logged_all(error.results)
                 raise
             return self._logged_all(results)
+
+    def batch(
+        self,
+        requests: Iterable[EnqueueRequest],
+        *,
+        on_complete: EnqueueRequest | None = None,
+        on_success: EnqueueRequest | None = None,
+    ) -> Batch:
+        """``JobQueue.batch``, blocking."""
+        batch_id, jobs, callbacks = self._batch_parts(requests, on_complete, on_success)
+        sync_batch_store(self._sync).put_batch(batch_id, jobs, callbacks, self.clock())
+        return self._logged_batch(batch_id, jobs, callbacks)
+
+    def batch_status(self, batch_id: str) -> BatchStatus | None:
+        """``JobQueue.batch_status``, blocking."""
+        return sync_batch_store(self._sync).batch_status(batch_id, self.clock())
 
     def get(self, job_id: str) -> Job | None:
         return self._sync.get(job_id, self.clock())

@@ -63,7 +63,7 @@ from ..observe.metrics import OFF, Metrics
 from ..observe.telemetry import Observed
 from . import declared_options
 from .lease import Lease
-from .parents import parent_results
+from .parents import handed
 from .permits import Deferral, Permits, defer_delay
 from .writes import Write, Written
 
@@ -203,7 +203,7 @@ class JobRun:
             log=context_logger(self.settings.logger, self.job),
             beat=self.lease.beat,
             report=self.lease.progress.report,
-            parent_results=await parent_results(self.settings.store, self.job, self.lease.clock()),
+            **await handed(self.settings.store, self.job, self.lease.clock()),
         )
         declared_options.check(self.job, spec.defaults, self._log)
         self.observed.begin(self.settings.clock())

@@ -50,7 +50,7 @@ from ..wire.items import Attributes, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel
 from ..wire.sqs import MalformedMessage, Message
-from . import waiting
+from . import endings
 from .bodies import read_bodies
 from .messages import hand_back, receive
 from .takeover import lease_end_entry
@@ -239,7 +239,7 @@ def _dead_letter(
     except ConditionFailed as refused:  # it moved since it was read
         return live(refused.item, now), False
     with contextlib.suppress(AwsError):  # children left waiting: the next pass settles them
-        yield from waiting.ended(layout, reply["Attributes"], now)
+        yield from endings.ended(layout, reply["Attributes"], now)
     return stored_from_item(reply["Attributes"]), True
 
 

@@ -12,7 +12,7 @@ from ..wire import dynamo, transitions
 from ..wire.items import is_record, payload_text, readable
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
-from . import waiting
+from . import endings
 from .bodies import get_body
 
 
@@ -59,5 +59,5 @@ def cancel(layout: Layout, job_id: str, now: float, by: str | None = None) -> Fl
     except ConditionFailed:
         return False
     with contextlib.suppress(AwsError):  # children left waiting: the reconciler settles them
-        yield from waiting.ended(layout, reply.get("Attributes"), now)
+        yield from endings.ended(layout, reply.get("Attributes"), now)
     return True

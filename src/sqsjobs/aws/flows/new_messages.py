@@ -6,6 +6,8 @@ in one's band (``wire.layout.lane_url``); both carry only its id and queue.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...core.models import Job, message_group
 from ..wire import sqs
 from ..wire.layout import Layout
@@ -31,3 +33,18 @@ def send_new(layout: Layout, job: Job, now: float) -> Flow[None]:
     group = message_group(job)
     for url in urls_of(layout, job):
         yield sqs.send(url, body_of(job), delay_of(job, now), group)
+
+
+def deliver_all(layout: Layout, jobs: Sequence[Job], now: float) -> Flow[None]:
+    """Send the messages of newly written jobs, one batch per queue and ten at a time; an
+    entry SQS refused is sent again on its own."""
+    by_url: dict[str, list[Job]] = {}
+    for job in jobs:
+        for url in urls_of(layout, job):
+            by_url.setdefault(url, []).append(job)
+    for url, queued in by_url.items():
+        for batch in sqs.chunks(queued):
+            entries = [(body_of(job), delay_of(job, now), message_group(job)) for job in batch]
+            reply = yield sqs.send_batch(url, entries)
+            for failed in reply.get("Failed", []):
+                yield sqs.send(url, *entries[int(failed["Id"])])

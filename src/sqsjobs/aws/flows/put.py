@@ -30,7 +30,7 @@ from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, public_error
 from . import waiting
 from .bodies import new_items, put_body
-from .new_messages import body_of, delay_of, send_new, urls_of
+from .new_messages import body_of, deliver_all, send_new
 from .resend import mark_resent, message_overdue
 
 PutEntry = tuple[Job, str | None]  # a job to put, and its idempotency fingerprint
@@ -105,7 +105,7 @@ def _write(
     if body is not None:
         yield put_body(layout.table, body)
     try:
-        yield from _put_new(layout.table, record, now)
+        yield from put_record(layout.table, record, now)
     except ConditionFailed as taken:
         if job.idempotency_key is None or taken.item is None:
             raise
@@ -140,7 +140,7 @@ def _resend_if_lost(layout: Layout, holder: Stored, now: float) -> Flow[None]:
     yield sqs.send(url, body_of(holder.job), delay, message_group(holder.job))
 
 
-def _put_new(table: str, item: Attributes, now: float) -> Flow[None]:
+def put_record(table: str, item: Attributes, now: float) -> Flow[None]:
     """The conditional ``PutItem`` of a new record, safe to retry.
 
     botocore retries a request whose response was lost (a dropped connection, a 500 after
@@ -260,7 +260,7 @@ def _write_run(
 ) -> Flow[None]:
     """A keyed job's ``put``; for jobs without keys, their ``PutItem``s sent together.
 
-    Each is the conditional ``PutItem`` of ``_put_new`` (one item write per job, as a
+    Each is the conditional ``PutItem`` of ``put_record`` (one item write per job, as a
     batch write would bill), so nothing is ever overwritten, and producers need no
     permission that could delete a record (``BatchWriteItem`` can).
     """
@@ -288,17 +288,7 @@ def _write_run(
 
 def _deliver(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Flow[None]:
     """Send the messages of newly written jobs, one batch per queue and ten at a time."""
-    by_url: dict[str, list[Job]] = {}
-    for result in written:
-        if not result.duplicate:
-            for url in urls_of(layout, result.job):
-                by_url.setdefault(url, []).append(result.job)
-    for url, jobs in by_url.items():
-        for batch in sqs.chunks(jobs):
-            entries = [(body_of(job), delay_of(job, now), message_group(job)) for job in batch]
-            reply = yield sqs.send_batch(url, entries)
-            for failed in reply.get("Failed", []):
-                yield sqs.send(url, *entries[int(failed["Id"])])
+    yield from deliver_all(layout, [result.job for result in written if not result.duplicate], now)
 
 
 def _deliver_quietly(layout: Layout, written: Sequence[EnqueueResult], now: float) -> Flow[None]:

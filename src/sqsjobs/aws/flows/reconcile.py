@@ -1,6 +1,6 @@
 """The reconciler: repairs what a crash or the redrive policy left between record and message.
 
-Four passes per queue:
+Passes per queue (and one for the open batches):
 
 1. *Redriven*: messages the redrive policy moved to the DLQ (their runs kept dying, e.g.
    out of memory, before anything was recorded). A running record whose lease is over
@@ -17,7 +17,10 @@ Four passes per queue:
    its children's release) is released or cancelled, as that ending would have done
    (``waiting.settle_stranded``).
 
-4. *Copies owed*: a dead record whose DLQ copy was never confirmed sent
+4. *Open batches* older than the grace period (``batches.settle_open``): the ends of
+   their jobs that a crash left uncounted are counted, and the steps after them taken.
+
+5. *Copies owed*: a dead record whose DLQ copy was never confirmed sent
    (``transitions.COPY_DUE``: the worker crashed between the two, or the DLQ refused it),
    dead for longer than ``grace``, gets its copy, so the DLQ's depth, its alarm and
    ``dlq list`` see every dead job. Such a record keeps its index entry open until
@@ -52,7 +55,7 @@ from ..wire.index_reads import CURRENT, FIRST_KEY, LAST_KEY, PREVIOUS
 from ..wire.items import Stored, number, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
-from . import waiting
+from . import batches, waiting
 from .bodies import claim_horizon, extend_bodies
 from .dead_letters import Inspected, peek
 from .indexes import job_id_of, records
@@ -81,6 +84,7 @@ def reconcile(
         resent += yield from _stale(layout, queue, open_, now, grace)
         in_dlq = _copies_in(letters)
         copied += yield from _owed_copies(layout, queue, open_, now - grace, in_dlq)
+    settled += yield from batches.settle_open(layout, now - grace, now)
     return ReconcileReport(resent=resent, dead=dead, copied=copied, settled=settled)
 
 

@@ -44,7 +44,7 @@ from ..wire.entries import Noted
 from ..wire.items import Attributes, number, same_value, stored_from_item, text
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Call, ConditionFailed, Flow
-from . import waiting
+from . import endings
 from .bodies import keep_until
 from .claim import Delivery
 from .messages import MessagePlan, carry_out
@@ -155,7 +155,7 @@ def complete(
     item = yield from _write_ending(call, COMPLETED, now)
     if item is None:
         return False
-    yield from waiting.ended(layout, item, now)  # its children: raised, the retry settles them
+    yield from endings.ended(layout, item, now)  # its children: raised, the retry settles them
     return True
 
 
@@ -249,7 +249,7 @@ def _dead(
     if key is not None and sent:
         with contextlib.suppress(AwsError):  # unconfirmed, the reconciler sends another
             yield transitions.copied(layout.indexed, (job.id, job.queue), now)
-    yield from waiting.ended(layout, item, now)
+    yield from endings.ended(layout, item, now)
     return True
 
 

@@ -35,7 +35,7 @@ from ..wire.entries import Noted
 from ..wire.items import UNDECODABLE, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
-from . import waiting
+from . import endings
 from .unanswered import own_claim
 
 
@@ -145,5 +145,5 @@ def record_dead_at_lease_end(
     except ConditionFailed:
         return None
     with contextlib.suppress(AwsError):  # children left waiting: the reconciler settles them
-        yield from waiting.ended(layout, reply["Attributes"], now)
+        yield from endings.ended(layout, reply["Attributes"], now)
     return stored_from_item(reply["Attributes"]).job

@@ -146,7 +146,7 @@ def parent_ended(
             continue  # it runs again (a dead job retried): its children wait on
         for child_id in waiting_ones:
             error = PARENT_GONE.format(parent) if gone else parent_ended_error(parent, ending)
-            item = yield from _cancel_child(layout, child_id, parent, error, now)
+            item = yield from cancel_child(layout, child_id, parent, error, now)
             if item is not None:
                 settled += 1
                 grandchildren = string_set(item, "children")
@@ -190,7 +190,7 @@ def release(layout: Layout, child: Stored, now: float) -> Flow[int]:
     return 1
 
 
-def _cancel_child(
+def cancel_child(
     layout: Layout, child_id: str, parent_id: str, error: str, now: float
 ) -> Flow[Attributes | None]:
     """Cancel a waiting child for its parent's sake; its record after, or None if it was
@@ -230,6 +230,8 @@ def settle_stranded(
     for child in found:
         if child.job.status is not WAITING or child.updated_at >= cutoff:
             continue
+        if child.job.batch_callback is not None:
+            continue  # it waits for its batch: ``batches.settle_open`` sees to it
         parents = child.awaiting or tuple(child.job.after)
         items = yield from get_items(layout.table, [job_key(p) for p in parents], consistent=True)
         live = {s.job.id: s for s in (readable(i, "BatchGetItem") for i in items)}

@@ -16,6 +16,7 @@ from .presence import SyncPresenceCalls
 from .state import StoreState
 
 if TYPE_CHECKING:
+    from ...core.batches import BatchStatus
     from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
     from ...core.requests import EnqueueResult, JobFilter, JobPage
     from ..flows.record_formats import RecordFormats, Scanned
@@ -37,6 +38,14 @@ class SqsSyncView(SyncPresenceCalls):
 
     def get(self, job_id: str, now: float) -> Job | None:
         return self._state.run_sync(operations.get_job(self._state, job_id, now))
+
+    def put_batch(
+        self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
+    ) -> None:
+        self._state.run_sync(operations.put_batch(self._state, batch_id, jobs, callbacks))
+
+    def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        return self._state.run_sync(operations.batch_status(self._state, batch_id, now))
 
     def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
         return self._state.run_sync(operations.cancel_job(self._state, job_id, now, by))

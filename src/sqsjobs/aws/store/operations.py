@@ -18,6 +18,7 @@ from ..wire.protocol import Flow
 from .state import StoreState
 
 if TYPE_CHECKING:
+    from ...core.batches import BatchStatus
     from ...core.presence import WorkerPresence
     from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
     from ...core.requests import EnqueueResult, JobFilter, JobPage
@@ -36,6 +37,20 @@ def put_jobs(state: StoreState, entries: Sequence[PutEntry]) -> Flow[list[Enqueu
     from ..flows import put
 
     return put.put_many(state.layout, entries, state.clock())
+
+
+def put_batch(
+    state: StoreState, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job]
+) -> Flow[None]:
+    from ..flows import batches
+
+    return batches.put_batch(state.layout, batch_id, jobs, callbacks, state.clock())
+
+
+def batch_status(state: StoreState, batch_id: str, now: float) -> Flow[BatchStatus | None]:
+    from ..flows import batches
+
+    return batches.status(state.layout, batch_id, now)
 
 
 def get_job(state: StoreState, job_id: str, now: float) -> Flow[Job | None]:

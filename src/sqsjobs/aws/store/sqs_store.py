@@ -34,6 +34,7 @@ from .settling import Mode, SettleCalls
 from .state import StoreState
 
 if TYPE_CHECKING:
+    from ...core.batches import BatchStatus
     from ...core.reports import DeadLetter, QueueStats, ReconcileReport, RedriveReport
     from ...core.requests import EnqueueResult, JobFilter, JobPage
     from ..flows.record_formats import RecordFormats, Scanned
@@ -211,6 +212,15 @@ class SqsJobStore(PresenceCalls, SettleCalls):
 
     async def get(self, job_id: str, now: float) -> Job | None:
         return await self._run(operations.get_job(self._state, job_id, now))
+
+    async def put_batch(
+        self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
+    ) -> None:
+        """Write a batch (``flows.batches``): its root and shards, its jobs, its callbacks."""
+        await self._run(operations.put_batch(self._state, batch_id, jobs, callbacks))
+
+    async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        return await self._run(operations.batch_status(self._state, batch_id, now))
 
     async def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
         return await self._run(operations.cancel_job(self._state, job_id, now, by))

@@ -59,6 +59,10 @@ PROGRESS = "progress"
 # ignore both.
 AWAITING = "awaiting"
 CHILDREN = "children"
+# A batch job's shard of its batch's counts; and, once its end was counted there, how it
+# ended (``flows.batches``).
+BATCH_SHARD = "batch_shard"
+BATCH_COUNTED = "batch_counted"
 # The record format this release writes by default, and every one it reads. Format 1 is
 # what 0.1 releases write and read: the payload inline, the keys of ``by_status``. Format
 # 2 adds what they cannot read (compressed payloads, body items) and writes ``by_queue``
@@ -190,6 +194,7 @@ class Stored(NamedTuple):
     body_pk: str | None = None  # that body item's key
     copy_due: float | None = None  # dead since then, its DLQ copy not yet confirmed sent
     revive_key: str | None = None  # the key its latest death's DLQ copy carries
+    batch_shard: int | None = None  # a batch job's shard of its batch's counts (``batches``)
     awaiting: tuple[str, ...] = ()  # a waiting job's parents not yet completed
     children: tuple[str, ...] = ()  # the jobs waiting for this one (``wire.waiting``)
 
@@ -261,6 +266,8 @@ def item_from_job(
         ("fingerprint", fingerprint),
         ("trace_context", None if job.trace_context is None else json.dumps(job.trace_context)),
         (PROGRESS, None if job.progress is None else dump_json(job.progress)),
+        ("batch_id", job.batch_id),
+        ("batch_callback", job.batch_callback),
     ):
         if value is not None:
             item[name] = text(value)
@@ -325,6 +332,8 @@ def stored_from_item(item: Attributes) -> Stored:
         history_count=history_count,
         progress=json.loads(_s(item, PROGRESS)) if PROGRESS in item else None,
         children=list(string_set(item, CHILDREN)),
+        batch_id=_opt_s(item, "batch_id"),
+        batch_callback=_opt_s(item, "batch_callback"),
         **{f.name: json.loads(_s(item, f.name)) for f in DATA_FIELDS if f.name in item},
     )
     return Stored(
@@ -339,6 +348,7 @@ def stored_from_item(item: Attributes) -> Stored:
         body_pk=_body_pk(item, job.id),
         copy_due=_opt_n(item, "copy_due"),
         revive_key=_opt_s(item, REVIVE_KEY),
+        batch_shard=_opt_i(item, BATCH_SHARD),
         awaiting=string_set(item, AWAITING),
         children=string_set(item, CHILDREN),
     )
@@ -377,3 +387,7 @@ def _opt_s(item: Attributes, name: str) -> str | None:
 
 def _opt_n(item: Attributes, name: str) -> float | None:
     return _n(item, name) if name in item else None
+
+
+def _opt_i(item: Attributes, name: str) -> int | None:
+    return _i(item, name) if name in item else None
