@@ -18,7 +18,8 @@ of the emulator's speed. Scenarios:
   and claimed again) and a rate. Slot items have no list-index entry (1 WRU a write),
   and a refused take is a refused conditional write; the table counts them as writes;
 - chain of 3: three jobs, each enqueued ``after`` the one before it; fan-in of 100: a
-  hundred jobs and one ``after`` all of them (``enqueue(after=...)``);
+  hundred jobs and one ``after`` all of them (``enqueue(after=...)``); a batch of 1,000
+  jobs with an ``on_complete`` callback (``queue.batch``);
 - FIFO, one group: 20 jobs of one tenant on a FIFO queue, a worker at concurrency 4 (they
   run one at a time; every message received beside an earlier one of its group is handed
   back); FIFO, 10 groups: 100 jobs of ten tenants, the same worker;
@@ -203,6 +204,17 @@ async def fan_in(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCount
     return counter.counts() - before, 101
 
 
+async def batch_of(queue: JobQueue, counter: RequestCounter) -> tuple[RequestCounts, int]:
+    """A thousand jobs in one batch, and an ``on_complete`` callback after them."""
+    before = counter.counts()
+    await queue.batch(
+        [EnqueueRequest("bench", {"n": n}) for n in range(1000)],
+        on_complete=EnqueueRequest("bench", {"summary": True}),
+    )
+    await drain(queue, lambda ctx: None, 1001, 10)
+    return counter.counts() - before, 1001
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy path, alone": alone,
     "happy path, busy (100 jobs)": busy,
@@ -218,6 +230,7 @@ SCENARIOS: dict[str, Scenario] = {
     "FIFO, 10 groups (100 jobs, concurrency 4)": fifo_groups,
     "chain of 3 (each after the one before)": chain,
     "fan-in of 100 (101 jobs: one after a hundred)": fan_in,
+    "batch of 1,000 with an on_complete callback (1,001 jobs)": batch_of,
 }
 FIFO = {name for name in SCENARIOS if name.startswith("FIFO")}
 
