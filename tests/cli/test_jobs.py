@@ -276,3 +276,16 @@ def test_show_names_the_jobs_it_waits_for(cli_env: Env, store: SqsJobStore) -> N
     assert re.search(rf"^after +{parent.id}\s*$", result.stdout, re.MULTILINE)
     shown = invoke(cli_env, "jobs", "show", parent.id)
     assert re.search(rf"^children +{child.id}\s*$", shown.stdout, re.MULTILINE)
+
+
+def test_show_names_a_job_s_batch_and_a_callback_s_role(cli_env: Env, store: SqsJobStore) -> None:
+    producer = SyncJobQueue(store)
+    batch = producer.batch(
+        [EnqueueRequest("invoice.render", {"n": 1})],
+        on_complete=EnqueueRequest("invoice.summary"),
+    )
+    member = invoke(cli_env, "jobs", "show", batch.job_ids[0])
+    assert re.search(rf"^batch +{batch.id}\s*$", member.stdout, re.MULTILINE), member.stdout
+    callback = invoke(cli_env, "jobs", "show", batch.callback_ids[0])
+    expected = rf"^batch +{batch.id} \(on_complete callback\)\s*$"
+    assert re.search(expected, callback.stdout, re.MULTILINE), callback.stdout

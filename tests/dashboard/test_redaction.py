@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
-from sqsjobs import JobQueue, MemoryJobStore
+from sqsjobs import EnqueueRequest, JobQueue, MemoryJobStore
 from sqsjobs.contrib.dashboard import make_dashboard
 from sqsjobs.contrib.dashboard._redact import Redaction
 
@@ -256,3 +256,24 @@ async def test_a_job_with_parents_links_each_one() -> None:
         parent_page
     )
     assert '<span class="status status-waiting">waiting</span>' in page
+
+
+async def test_a_batch_page_shows_how_far_it_has_come_and_its_callbacks() -> None:
+    store = MemoryJobStore()
+    queue = JobQueue(store)
+    batch = await queue.batch(
+        [EnqueueRequest("invoice.render", {"n": n}) for n in range(4)],
+        on_complete=EnqueueRequest("invoice.summary", queue="other"),
+    )
+    [first, *_] = await store.claim("default", "w1", queue.clock(), limit=4)
+    assert await store.complete(first.id, first.lease_token or "", queue.clock(), None)
+    with local(make_dashboard(store)) as shown:
+        page = shown.get(f"/batches/{batch.id}").text
+        member = shown.get(f"/jobs/{first.id}").text
+        missing = shown.get("/batches/no-such-batch")
+    assert '<progress max="4" value="1"></progress> 1 of 4 jobs ended' in page
+    assert '<dd id="batch-completed">1</dd>' in page and '<dd id="batch-open">3</dd>' in page
+    [callback] = batch.callback_ids
+    assert f'<a href="/jobs/{callback}"><code>{callback}</code></a>' in page
+    assert f'<a href="/batches/{batch.id}"><code>{batch.id}</code></a>' in member
+    assert missing.status_code == 404 and "No such batch" in missing.text

@@ -270,6 +270,9 @@ def job_fields(job: Job) -> dict[str, RenderableType]:
         values["after"] = ", ".join(job.after)
     if job.children:  # the jobs that wait, or waited, for it
         values["children"] = ", ".join(job.children)
+    if job.batch_id:  # its batch, and for a callback which one it is
+        role = f" ({job.batch_callback} callback)" if job.batch_callback else ""
+        values["batch"] = f"{job.batch_id}{role}"
     if job.progress is not None:  # as its run last reported it (``ctx.progress``)
         values["progress"] = json_text(job.progress)
     values["last_error"] = job.last_error or "-"

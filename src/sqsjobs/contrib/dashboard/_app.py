@@ -110,6 +110,7 @@ def _routes() -> list[Route | Mount]:
         Route("/", pages.overview, name="overview"),
         Route("/jobs", pages.job_list, name="jobs"),
         Route("/jobs/{job_id}", pages.job_detail, name="job"),
+        Route("/batches/{batch_id}", pages.batch_detail, name="batch"),
         Route("/jobs/{job_id}/retry", pages.retry, methods=["POST"], name="retry"),
         Route("/jobs/{job_id}/cancel", pages.cancel, methods=["POST"], name="cancel"),
         Route("/dead", pages.dead_letters, name="dead"),

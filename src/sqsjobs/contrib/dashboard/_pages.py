@@ -221,14 +221,28 @@ async def job_detail(request: Request) -> Response:
         return _unreadable(request, error)
     if job is None:
         return _render(request, "missing.html", 404, job_id=job_id)
+    batch = None if job.batch_id is None else await _dashboard(request).source.batch(job.batch_id)
     return _render(
         request,
         "job.html",
         job=job,
+        batch=batch,
         timeline=figures.timeline(job),
         said=summary,  # an entry of its history, in the words ``jobs show`` uses
         revived=figures.revival(job),
     )
+
+
+async def batch_detail(request: Request) -> Response:
+    """A batch's figures: how its jobs ended, a bar of how far it has come, its callbacks."""
+    batch_id = request.path_params["batch_id"]
+    try:
+        batch = await _dashboard(request).source.batch(batch_id)
+    except Exception as error:
+        return _unreadable(request, error)
+    if batch is None:
+        return _render(request, "missing.html", 404, job_id=batch_id, what="batch")
+    return _render(request, "batch.html", batch=batch)
 
 
 async def _checked_form(request: Request) -> dict[str, str] | None:

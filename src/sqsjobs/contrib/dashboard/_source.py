@@ -28,12 +28,14 @@ from typing import TYPE_CHECKING
 
 from ...core import presence
 from ...core.attention import QueueHealth, reasons
+from ...core.batches import BatchStatus
 from ...core.cursor import encode_cursor
 from ...core.history import acting
 from ...core.lifecycle import COMPLETED, DEAD, QUEUED
 from ...core.models import Job, JobStatus
 from ...core.requests import JobFilter, JobPage
 from ...core.store import (
+    BatchStore,
     DepthStore,
     JobStore,
     PresenceStore,
@@ -225,6 +227,12 @@ class JobSource:
 
     async def get(self, job_id: str) -> Job | None:
         return await self.store.get(job_id, self.clock())
+
+    async def batch(self, batch_id: str) -> BatchStatus | None:
+        """A batch's figures; ``None`` for no such batch, or a store that keeps none."""
+        if not isinstance(self.store, BatchStore):
+            return None
+        return await self.store.batch_status(batch_id, self.clock())
 
     async def cancel(self, job_id: str) -> bool:
         self.shared.forget()
