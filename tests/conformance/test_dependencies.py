@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from sqsjobs import Job, JobConfigError, JobContext, JobQueue, JobStatus, JobWorker
+from sqsjobs.core.fields import unknown_parent
 from sqsjobs.core.lifecycle import parent_ended_error
 
 from .harness import BOTH_FACES, Harness
@@ -141,3 +142,16 @@ async def test_a_chain_of_three_hands_each_result_to_the_next(harness: Harness) 
     done = await get(harness, third.id)
     assert (done.status, done.result) == (JobStatus.COMPLETED, 123)
     assert seen == {first.id: {}, second.id: {first.id: 1}, third.id: {second.id: 12}}
+
+
+async def test_a_tenant_s_job_cannot_wait_for_another_tenant_s(harness: Harness) -> None:
+    """Refused as an unknown id, so the answer does not tell the job exists."""
+    theirs = await put(harness, tenant="globex-2", delay=120)
+    ours = await put(harness, tenant="acme-7", delay=120)
+    with pytest.raises(JobConfigError) as refused:
+        await put(harness, tenant="acme-7", after=[ours.id, theirs.id])
+    assert str(refused.value) == str(unknown_parent(theirs.id))
+    child = await put(harness, tenant="acme-7", after=[ours.id])
+    assert child.status is W
+    untenanted = await put(harness, after=[theirs.id])  # an operator's job may name any
+    assert untenanted.status is W

@@ -100,6 +100,22 @@ def check_after(after: object) -> list[str]:
     return parents
 
 
+def may_wait_for(child_tenant: str | None, parent_tenant: str | None) -> bool:
+    """Whether a job may name another as its parent: a tenant's job only its own
+    tenant's jobs, so one tenant cannot learn of, or wait on, another's."""
+    return child_tenant is None or child_tenant == parent_tenant
+
+
+def unknown_parent(parent_id: str) -> JobConfigError:
+    """The refusal of a parent a job may not wait for: no such job, one past its
+    retention, or another tenant's (said alike, so the answer reveals nothing)."""
+    return JobConfigError(
+        "invalid_option",
+        f"Unknown parent job {parent_id!r} in after: no job has that id (or its record is "
+        "past its retention); pass ids that enqueue returned",
+    )
+
+
 # A field's declaration; ``after`` is data too: the rules read the store's own account of
 # which parents a job still waits for, and its status ``waiting``, never this list.
 DATA_FIELDS: tuple[DataField, ...] = (

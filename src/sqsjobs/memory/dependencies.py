@@ -16,7 +16,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from ..core import history
-from ..core.errors import JobConfigError
+from ..core.fields import may_wait_for, unknown_parent
 from ..core.history import action_entry
 from ..core.lifecycle import (
     CANCELLED,
@@ -51,12 +51,8 @@ class DependencyRules:
         parents: list[Record] = []
         for parent_id in job.after:
             parent = self._live(parent_id, now)
-            if parent is None:
-                raise JobConfigError(
-                    "invalid_option",
-                    f"Unknown parent job {parent_id!r} in after: no job has that id (or its "
-                    "record is past its retention); pass ids that enqueue returned",
-                )
+            if parent is None or not may_wait_for(job.tenant, parent.tenant):
+                raise unknown_parent(parent_id)
             parents.append(parent)
         return parents
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from ...core import history
 from ...core.errors import JobConfigError
+from ...core.fields import may_wait_for, unknown_parent
 from ...core.history import action_entry
 from ...core.lifecycle import (
     CANCELLED,
@@ -80,12 +81,9 @@ def read_parents(layout: Layout, job: Job, now: float) -> Flow[dict[str, Stored]
         if not stored.past_retention(now):
             found[stored.job.id] = stored
     for parent_id in job.after:
-        if parent_id not in found:
-            raise JobConfigError(
-                "invalid_option",
-                f"Unknown parent job {parent_id!r} in after: no job has that id (or its "
-                "record is past its retention); pass ids that enqueue returned",
-            )
+        parent = found.get(parent_id)
+        if parent is None or not may_wait_for(job.tenant, parent.job.tenant):
+            raise unknown_parent(parent_id)
         if len(found[parent_id].children) >= CHILDREN_MAX:
             raise JobConfigError(
                 "invalid_option",
