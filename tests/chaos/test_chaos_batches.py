@@ -25,15 +25,13 @@ from sqsjobs import EnqueueRequest, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from tests.aws.emulator import unique_prefix
 
-from .test_chaos import LEASE, Fleet, SideEffects, records, worker_env
+from .composed import kill_until_completed
+from .test_chaos import LEASE, Fleet, SideEffects, worker_env
 
 BATCHES = 10
 BATCH_SIZE = 50
 WORKERS = 3
-KILL_EVERY = 3.0
-RECONCILE_EVERY = 2.0
 HUNG = 900.0
-STALL = 90.0
 
 
 @pytest.mark.slow
@@ -48,10 +46,7 @@ def test_batches_with_callbacks_and_chains_survive_sigkilled_workers(
     side_effects = SideEffects(tmp_path / "side-effects.log")
     fleet = Fleet(worker_env(store, aws_endpoint, side_effects.path), tmp_path)
     batches, chained, every = [], [], []
-    started = progressed = time.monotonic()
-    next_kill = started + KILL_EVERY
-    next_reconcile = started + RECONCILE_EVERY
-    ran = 0
+    started = time.monotonic()
     try:
         fleet.workers = [fleet.start() for _ in range(WORKERS)]
         for b in range(BATCHES):
@@ -64,26 +59,7 @@ def test_batches_with_callbacks_and_chains_survive_sigkilled_workers(
             batches.append(batch)
             chained.append(after)
             every += [*batch.job_ids, callback, after]
-        while True:
-            side_effects.read()
-            now = time.monotonic()
-            if len(side_effects.jobs) > ran:
-                ran, progressed = len(side_effects.jobs), now
-            final = records(store, aws_endpoint, every)
-            if all(job.status is JobStatus.COMPLETED for job in final.values()):
-                break
-            assert now - progressed < STALL, (
-                f"seed {seed}: nothing ran for {STALL:g}s: "
-                f"{Counter(job.status for job in final.values())}"
-            )
-            fleet.check_alive()
-            if now >= next_kill:
-                fleet.kill_and_replace(rng.randrange(WORKERS))
-                next_kill = now + KILL_EVERY * rng.uniform(0.5, 1.5)
-            if now >= next_reconcile:
-                store.sync.reconcile(grace=2 * LEASE)
-                next_reconcile = now + RECONCILE_EVERY
-            time.sleep(0.2)
+        final = kill_until_completed(store, aws_endpoint, fleet, side_effects, every, rng, seed)
         codes = fleet.drain()
         statuses = [producer.batch_status(batch.id) for batch in batches]
     finally:

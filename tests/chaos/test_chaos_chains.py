@@ -26,17 +26,15 @@ from sqsjobs import JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from tests.aws.emulator import unique_prefix
 
-from .test_chaos import LEASE, Fleet, SideEffects, records, worker_env
+from .composed import kill_until_completed
+from .test_chaos import LEASE, Fleet, SideEffects, worker_env
 
 CHAINS = 40
 CHAIN_LENGTH = 4
 FAN_INS = 10
 FAN_IN_PARENTS = 8
 WORKERS = 3
-KILL_EVERY = 3.0  # seconds, give or take half
-RECONCILE_EVERY = 2.0
 HUNG = 900.0
-STALL = 90.0
 
 
 @pytest.mark.slow
@@ -53,10 +51,7 @@ def test_chains_and_fan_ins_survive_sigkilled_workers(
     lasts: list[str] = []
     children: list[str] = []
     every: list[str] = []
-    started = progressed = time.monotonic()
-    next_kill = started + KILL_EVERY
-    next_reconcile = started + RECONCILE_EVERY
-    ran = 0
+    started = time.monotonic()
     try:
         fleet.workers = [fleet.start() for _ in range(WORKERS)]
         for chain in range(CHAINS):
@@ -77,26 +72,7 @@ def test_chains_and_fan_ins_survive_sigkilled_workers(
             child = producer.enqueue("chaos.link", {"fan_in": fan_in}, after=parents).job.id
             every += [*parents, child]
             children.append(child)
-        while True:
-            side_effects.read()
-            now = time.monotonic()
-            if len(side_effects.jobs) > ran:
-                ran, progressed = len(side_effects.jobs), now
-            final = records(store, aws_endpoint, every)
-            if all(job.status is JobStatus.COMPLETED for job in final.values()):
-                break
-            assert now - progressed < STALL, (
-                f"seed {seed}: nothing ran for {STALL:g}s: "
-                f"{Counter(job.status for job in final.values())}"
-            )
-            fleet.check_alive()
-            if now >= next_kill:
-                fleet.kill_and_replace(rng.randrange(WORKERS))
-                next_kill = now + KILL_EVERY * rng.uniform(0.5, 1.5)
-            if now >= next_reconcile:
-                store.sync.reconcile(grace=2 * LEASE)
-                next_reconcile = now + RECONCILE_EVERY
-            time.sleep(0.2)
+        final = kill_until_completed(store, aws_endpoint, fleet, side_effects, every, rng, seed)
         codes = fleet.drain()
     finally:
         fleet.kill_all()
