@@ -143,8 +143,11 @@ class Fleet:
             assert code is None, f"worker {worker.process.pid} exited on its own ({code})"
 
     def drain(self) -> list[int]:
-        """SIGTERM every worker, as ECS does; their exit codes."""
+        """SIGTERM every worker once it has started, as ECS does; their exit codes. (One
+        replaced a moment ago may still be importing: SIGTERM then kills it, which loses
+        nothing, but is no drain.)"""
         for worker in self.workers:
+            wait_started(worker)
             worker.process.send_signal(signal.SIGTERM)
         codes = [worker.process.wait(timeout=30) for worker in self.workers]
         for worker in self.workers:
@@ -157,6 +160,15 @@ class Fleet:
                 worker.process.kill()
                 worker.process.wait()
             worker.log.close()
+
+
+def wait_started(worker: Worker, timeout: float = 30.0) -> None:
+    """Until the worker's log says it started (its signal handlers are on by then)."""
+    deadline = time.monotonic() + timeout
+    while b" started on " not in Path(worker.log.name).read_bytes():
+        assert worker.process.poll() is None, f"worker {worker.process.pid} exited at start"
+        assert time.monotonic() < deadline, f"worker {worker.process.pid} never started"
+        time.sleep(0.05)
 
 
 def worker_env(store: SqsJobStore, endpoint: str, side_effects: Path) -> dict[str, str]:

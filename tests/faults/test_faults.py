@@ -99,7 +99,21 @@ class Ledger:
 
 def fresh_store(endpoint: str, **kwargs: Any) -> SqsJobStore:
     prefix = f"f{uuid.uuid4().hex[:12]}"
-    return SqsJobStore.create(prefix, endpoint_url=endpoint, wait_time=1.0, **kwargs)
+    store = SqsJobStore.create(prefix, endpoint_url=endpoint, wait_time=1.0, **kwargs)
+    visible_after_a_lease(store, endpoint, LEASE)
+    return store
+
+
+def visible_after_a_lease(store: SqsJobStore, endpoint: str, lease: float) -> None:
+    """Set every queue's visibility to the jobs' lease, as the templates advise: a message
+    whose receive lost its response comes back within a lease, not after 30 s (as on AWS)."""
+    sqs = boto3.client("sqs", endpoint_url=endpoint, config=OBSERVER_CONFIG)
+    try:
+        for url in store.queue_urls.values():
+            attributes = {"VisibilityTimeout": str(int(lease))}
+            sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
+    finally:
+        sqs.close()
 
 
 def twin(store: SqsJobStore, endpoint: str) -> SqsJobStore:
@@ -142,11 +156,8 @@ async def workers(
 
 
 async def warm_up(store: SqsJobStore) -> None:
-    """Run one job through ``store`` before any fault, so it knows the queue's leases.
-
-    A store receives with a 30 s visibility until a claim shows it the queue's leases; a
-    lost ``ReceiveMessage`` response would then hide its messages for 30 s (as on AWS).
-    """
+    """Run one job through ``store`` before any fault: the faults then fall on the jobs'
+    calls, not on the store's first description of its queue and table."""
     await JobQueue(store).enqueue(WARM_UP, lease=LEASE)
     deadline = time.monotonic() + 10
     while not (jobs := await store.claim("default", "warm-up", time.time(), wait=1)):

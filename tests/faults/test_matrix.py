@@ -67,7 +67,7 @@ from .matrix import (
     durations,
     plan,
 )
-from .test_faults import table_records, twin, warm_up
+from .test_faults import table_records, twin, visible_after_a_lease, warm_up
 
 LEASE = 3.0
 READ_TIMEOUT = 2.0  # a SLOW reply (3 s) is a read timeout
@@ -199,13 +199,9 @@ def make_store(faulty: FaultyAws, client_faults: ClientFaults) -> SqsJobStore:
     client_faults.attach(aio_session)
     made = SqsJobStore.create(f"m{uuid.uuid4().hex[:12]}", endpoint_url=faulty.endpoint)
     made.close()  # made with the SDK's patient defaults: a table takes its time
-    # The queue's visibility is its jobs' lease, as the templates advise: a message whose
-    # claim failed comes back within a lease, where the claimer can still undo a claim
-    # that got no answer (``flows.unanswered``).
-    sqs = boto3.client("sqs", endpoint_url=faulty.endpoint)
-    for url in made.queue_urls.values():
-        sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": str(int(LEASE))})
-    sqs.close()
+    # A message whose claim failed comes back within a lease, where the claimer can still
+    # undo a claim that got no answer (``flows.unanswered``).
+    visible_after_a_lease(made, faulty.endpoint, LEASE)
     return SqsJobStore(
         table_name=made.table_name,
         queue_urls=made.queue_urls,

@@ -215,7 +215,6 @@ class JobWorker:
     async def run(self, *, grace: float = 5.0) -> None:
         """Start, then serve until ``stop()`` or SIGTERM/SIGINT, which drain with ``grace``."""
         loop = asyncio.get_running_loop()
-        self.start()
         stopping: list[asyncio.Task[None]] = []
 
         def on_signal(signum: signal.Signals) -> None:
@@ -230,7 +229,10 @@ class JobWorker:
                 stopping.append(loop.create_task(self.stop(grace)))
 
         try:
+            # The handlers go on before start() logs "started": a platform (or a test) that
+            # waits for that line and then sends SIGTERM always gets a drain, never a kill.
             with on_stop_signals(loop, on_signal):
+                self.start()
                 await self._stopped.wait()
         finally:
             await asyncio.gather(*stopping)
