@@ -36,7 +36,7 @@ AWS_LAYERS: tuple[tuple[str, ...], ...] = (
     ("wire",),
     ("flows", "transports", "explain"),
     ("store",),
-    ("_cron_handler",),
+    ("_cron_handler", "_reconcile_handler"),
     ("lambda_",),
 )
 # ``store.py`` is ``sqsjobs.store``, the store SPI's public face for store authors.

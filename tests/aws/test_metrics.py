@@ -174,3 +174,37 @@ async def test_unregistered_names_and_forged_queues_add_no_dimension_values(
     assert summed[("default", "", "ClaimRefused")] == 2
     untouched = await queue.get(elsewhere.id)
     assert untouched is not None and untouched.status is JobStatus.QUEUED
+
+
+async def test_the_workers_reconciler_sets_the_open_job_gauges(store: SqsJobStore) -> None:
+    """``sqsjobs worker --metrics prometheus`` counts after each reconciler pass."""
+    from prometheus_client import CollectorRegistry
+
+    from sqsjobs import PrometheusMetrics
+    from sqsjobs.cli._worker import reconcile_periodically
+
+    queue = JobQueue(store)
+    parents = [(await queue.enqueue("shard.scan", {"shard": n})).job.id for n in range(3)]
+    await queue.enqueue("shard.merge", {"into": "Übersicht"}, after=parents)
+    registry = CollectorRegistry()
+    metrics = PrometheusMetrics(registry=registry)
+
+    def gauge(status: str) -> float | None:
+        return registry.get_sample_value("sqsjobs_jobs", {"queue": "default", "status": status})
+
+    task = asyncio.create_task(reconcile_periodically(store, 3600, metrics))
+    try:
+
+        async def counted() -> bool:
+            return gauge("waiting") is not None
+
+        await eventually(counted, "the first count")
+    finally:
+        task.cancel()
+    assert {s: gauge(s) for s in ("queued", "delayed", "running", "waiting")} == {
+        "queued": 3.0,
+        "delayed": 0.0,
+        "running": 0.0,
+        "waiting": 1.0,
+    }
+    assert registry.get_sample_value("sqsjobs_jobs", {"queue": "other", "status": "queued"}) == 0

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 from typing import Any
 
 import pytest
 
-from sqsjobs import JobQueue, JobStatus, SyncJobQueue
+from sqsjobs import EmfMetrics, JobQueue, JobStatus, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_lambda_handler, make_reconcile_handler
 from tests.aws.emulator import unique_prefix
 from tests.support.clock import AheadClock
+from tests.support.emf import documents
 
 
 def test_a_job_whose_send_was_lost_gets_its_message(
@@ -73,3 +75,33 @@ def test_the_safety_margin_is_a_number_of_seconds_up_to_lambdas_longest_timeout(
 ) -> None:
     with pytest.raises(ValueError, match="safety_margin"):
         make_lambda_handler({"x": lambda ctx: None}, store=store, safety_margin=margin)
+
+
+def test_after_its_pass_it_publishes_each_queues_open_jobs_waiting_ones_too(
+    store: SqsJobStore,
+) -> None:
+    """A waiting job has no message, so no SQS metric sees it: the count is its gauge."""
+    queue = SyncJobQueue(store)
+    parent = queue.enqueue("invoice.render", {"invoice": "RE-2026-0412"}).job
+    queue.enqueue("invoice.mail", {"to": "zoë@example.org"}, after=[parent.id])
+    queue.enqueue("invoice.remind", {"invoice": "RE-2026-0412"}, delay=3600)
+    out = io.StringIO()
+    handler = make_reconcile_handler(store=store, metrics=EmfMetrics(stream=out))
+    assert handler({}, None) == {"resent": 0, "dead": 0}
+    by_queue = {d["Queue"]: d for d in documents(out.getvalue())}
+    assert set(by_queue) == set(store.queue_urls)
+    default = by_queue["default"]
+    counted = {name: default[name] for name in ("QueuedJobs", "DelayedJobs", "RunningJobs")}
+    assert counted == {"QueuedJobs": 1.0, "DelayedJobs": 1.0, "RunningJobs": 0.0}
+    assert default["WaitingJobs"] == 1.0
+    assert default["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Queue"]]
+
+
+def test_with_metrics_off_it_counts_nothing(
+    store: SqsJobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unwanted(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a count was read with metrics off")
+
+    monkeypatch.setattr(store.sync, "stats", unwanted)
+    assert make_reconcile_handler(store=store, metrics="off")({}, None) == {"resent": 0, "dead": 0}

@@ -57,7 +57,7 @@ from ..core.store import watch_claims
 from ..core.text import safe_line
 from ..core.validation import Span, seconds
 from ..handlers.registry import JobRegistry
-from ..observe.log import LOGGER_NAME, Event, default_logger
+from ..observe.log import Event, default_logger
 from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for, metrics_from_env
 from ..worker.presence import Presence
@@ -68,9 +68,10 @@ from .wire.sqs import Message, message_from_record
 
 if TYPE_CHECKING:
     from ._cron_handler import make_cron_handler as make_cron_handler
+    from ._reconcile_handler import ReconcileHandler as ReconcileHandler
+    from ._reconcile_handler import make_reconcile_handler as make_reconcile_handler
 
 LambdaHandler = Callable[[Mapping[str, Any], Any], dict[str, list[dict[str, str]]]]
-ReconcileHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
 # A margin as long as Lambda's longest timeout would cut every job at once.
 SAFETY_MARGIN = Span(maximum=900.0, why="Lambda's longest timeout")
 FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
@@ -358,37 +359,16 @@ def _remaining(context: Any) -> float:
     return time.monotonic() + float(context.get_remaining_time_in_millis()) / 1000
 
 
-def make_reconcile_handler(*, store: SqsJobStore, grace: float = 900.0) -> ReconcileHandler:
-    """A handler for a scheduled invocation: one reconciler pass, ``{"resent", "dead"}``.
-
-    A deployment whose workers are all Lambda functions has no ``sqsjobs worker`` to run
-    the periodic pass, so nothing else re-sends the message of a job whose producer
-    failed between its write and its send, or records dead a job the redrive policy moved to
-    the dead-letter queue. The templates schedule this handler (``ReconcileFunctionArn``,
-    every 5 minutes by default). Each pass is idempotent, so overlapping ones are safe.
-    The pass runs on boto3 alone, like the producer's blocking face.
-    """
-    seconds(grace, "grace", code=None)
-    logger = logging.getLogger(LOGGER_NAME)
-
-    def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
-        report = store.sync.reconcile(grace=grace)
-        logger.info(
-            "Reconciler pass: re-sent %d lost message(s), dead-lettered %d job(s)",
-            report.resent,
-            report.dead,
-            extra={"event": Event.RECONCILED, "resent": report.resent, "dead": report.dead},
-        )
-        return {"resent": report.resent, "dead": report.dead}
-
-    return handler
-
-
 def __getattr__(name: str) -> Any:
-    """``make_cron_handler`` (``sqsjobs.aws._cron_handler``) loads when first named:
-    most functions run jobs and never enqueue cron ticks."""
+    """``make_cron_handler`` (``sqsjobs.aws._cron_handler``) and ``make_reconcile_handler``
+    (``sqsjobs.aws._reconcile_handler``) load when first named: most functions run jobs
+    and never enqueue cron ticks or reconcile."""
     if name == "make_cron_handler":
         from ._cron_handler import make_cron_handler
 
         return make_cron_handler
+    if name in ("make_reconcile_handler", "ReconcileHandler"):
+        from . import _reconcile_handler
+
+        return getattr(_reconcile_handler, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,8 +38,10 @@ from ..observe.metrics import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
     MODES,
+    OFF,
     Metrics,
     MetricsMode,
+    publish_counts,
 )
 from ..observe.outputs import metrics_for
 from ..worker.served_queues import served_queues
@@ -200,7 +202,7 @@ async def serve(config: StoreConfig, handlers: Handlers, options: WorkerOptions)
             options.grace,
         )
         log_crons(handlers, options.cron)
-        reconciler = asyncio.create_task(reconcile_periodically(store, every))
+        reconciler = asyncio.create_task(reconcile_periodically(store, every, measured))
         try:
             await worker.run(grace=options.grace)
         finally:
@@ -264,13 +266,20 @@ def build_worker(
         raise usage_error(error) from error
 
 
-async def reconcile_periodically(store: SqsJobStore, every: float) -> None:
-    """A reconciler pass now and then every ``every`` seconds; a failed pass is logged."""
+async def reconcile_periodically(store: SqsJobStore, every: float, metrics: Metrics = OFF) -> None:
+    """A reconciler pass now and then every ``every`` seconds; a failed pass is logged.
+
+    With metrics on, each pass is followed by a count of every queue's open jobs
+    (``stats``), published as gauges: a job waiting for its parents has no message, so
+    no SQS metric shows it. A count costs what ``sqsjobs stats`` does (docs/scaling.md).
+    """
     if every <= 0:
         return
     while True:
         try:
             report = await store.reconcile()
+            if metrics is not OFF:
+                publish_counts(metrics, await store.stats())
         except Exception as error:
             _logger.warning(
                 "Reconciler pass failed (will retry in %gs): %s", every, describe_error(error)

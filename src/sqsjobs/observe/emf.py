@@ -1,4 +1,5 @@
-"""CloudWatch Embedded Metric Format: one JSON line on stdout per run start and run end.
+"""CloudWatch Embedded Metric Format: one JSON line on stdout per run start and run end,
+and per queue for each count of its open jobs.
 
 CloudWatch Logs turns each such line into metric data points (no PutMetricData call,
 no credentials, nothing to flush): Lambda ships its stdout there, and so does an ECS
@@ -30,9 +31,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, TextIO
 
-from .metrics import DEFAULT_NAMESPACE, Metrics
+from .metrics import DEFAULT_NAMESPACE, OPEN_STATUSES, Metrics
 
 QUEUE, JOB_NAME = "Queue", "JobName"
 BY_JOB: list[list[str]] = [[QUEUE, JOB_NAME], [QUEUE]]
@@ -48,6 +50,14 @@ OUTCOME_METRICS = {
     "lease_lost": "LeaseLost",
     "cancelled": "JobsCancelled",
     "unrecorded": "OutcomesUnrecorded",
+}
+
+# Each open status's gauge (``Metrics.counted``): nouns, where the run counters are verbs.
+COUNT_METRICS = {
+    "queued": "QueuedJobs",
+    "delayed": "DelayedJobs",
+    "running": "RunningJobs",
+    "waiting": "WaitingJobs",
 }
 
 
@@ -93,6 +103,10 @@ class EmfMetrics(Metrics):
     def refused(self, queue: str, count: int) -> None:
         if count > 0:
             self._write(BY_QUEUE, {QUEUE: queue}, {"ClaimRefused": (float(count), "Count")})
+
+    def counted(self, queue: str, counts: Mapping[str, int]) -> None:
+        values = {COUNT_METRICS[s]: (float(counts.get(s, 0)), "Count") for s in OPEN_STATUSES}
+        self._write(BY_QUEUE, {QUEUE: queue}, values)
 
     def _write(
         self, dimensions: list[list[str]], fields: dict[str, str], values: dict[str, Any]

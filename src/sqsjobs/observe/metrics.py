@@ -14,6 +14,10 @@ once. Per queue and job name:
     refused    per queue: delivered messages whose claim write was refused (a duplicate
                delivery, a job not yet due, gone or terminal, malformed): SQS only, the
                memory store never delivers what it cannot claim
+    counted    per queue, a gauge: how many jobs are queued, delayed, running and waiting
+               (for parents or a batch) as a count just read them (``publish_counts``,
+               after each reconciler pass); a waiting job has no message, so SQS's own
+               depth metrics never see it
 
 Which names and queues a metric carries is bounded by configuration, never by what a
 producer or a message says, since each distinct value is a series of its own (a
@@ -31,8 +35,11 @@ stdout, ``emf``), ``"prometheus"`` (``prometheus-client``, the ``metrics`` extra
 
 from __future__ import annotations
 
-from collections.abc import Container
-from typing import Literal, get_args
+from collections.abc import Container, Iterable, Mapping
+from typing import TYPE_CHECKING, Literal, get_args
+
+if TYPE_CHECKING:  # the Lambda import builds no report class it does not use
+    from ..core.reports import QueueStats
 
 MetricsMode = Literal["emf", "prometheus", "off"]
 MODES: tuple[str, ...] = get_args(MetricsMode)
@@ -51,6 +58,9 @@ OUTCOMES = (
     "unrecorded",
 )
 
+# The statuses of jobs not ended, each a gauge of ``counted``, in the order exported.
+OPEN_STATUSES = ("queued", "delayed", "running", "waiting")
+
 
 class Metrics:
     """Where runs are reported; this base records nothing (``metrics="off"``)."""
@@ -63,6 +73,9 @@ class Metrics:
 
     def refused(self, queue: str, count: int) -> None:
         """``count`` messages delivered from ``queue`` were refused by their claim write."""
+
+    def counted(self, queue: str, counts: Mapping[str, int]) -> None:
+        """``counts``: how many of ``queue``'s jobs are in each of ``OPEN_STATUSES`` now."""
 
     def close(self) -> None:
         """Stop whatever the output serves (the Prometheus endpoint); idempotent."""
@@ -102,5 +115,15 @@ class RegisteredNames(Metrics):
     def refused(self, queue: str, count: int) -> None:
         self.metrics.refused(queue, count)
 
+    def counted(self, queue: str, counts: Mapping[str, int]) -> None:
+        self.metrics.counted(queue, counts)
+
     def close(self) -> None:
         self.metrics.close()
+
+
+def publish_counts(metrics: Metrics, stats: Iterable[QueueStats]) -> None:
+    """Each queue's open jobs by status, from a ``stats`` read, as ``metrics``' gauges."""
+    for queue in stats:
+        counts = {status.value: count for status, count in queue.counts.items()}
+        metrics.counted(queue.queue, {status: counts.get(status, 0) for status in OPEN_STATUSES})

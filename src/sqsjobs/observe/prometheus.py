@@ -5,6 +5,8 @@
     sqsjobs_run_duration_seconds{queue, job, outcome}   histogram of run durations
     sqsjobs_queue_wait_seconds{queue, job}              histogram, due (enqueue or run_at) to start
     sqsjobs_claim_refusals_total{queue}                 delivered messages whose claim was refused
+    sqsjobs_jobs{queue, status}                         gauge, jobs not ended by status, as
+                                                        last counted (``Metrics.counted``)
 
 One outcome counter with an ``outcome`` label rather than a counter per outcome, as
 Prometheus' naming guide asks, so ``sum by (outcome)`` and ratios need no name juggling.
@@ -18,12 +20,13 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .metrics import Metrics
+from .metrics import OPEN_STATUSES, Metrics
 
 if TYPE_CHECKING:
-    from prometheus_client import CollectorRegistry, Counter, Histogram
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 # Seconds; runs from milliseconds to the 15-minute Lambda ceiling, waits likewise.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900)
@@ -35,6 +38,7 @@ class Instruments(NamedTuple):
     duration: Histogram
     wait: Histogram
     refusals: Counter
+    jobs: Gauge
 
 
 # Per registry, since prometheus-client refuses a second series of one name on a registry.
@@ -46,7 +50,7 @@ _lock = threading.Lock()
 
 def instruments(registry: CollectorRegistry) -> Instruments:
     """The series on ``registry``, registered on first use."""
-    from prometheus_client import Counter, Histogram
+    from prometheus_client import Counter, Gauge, Histogram
 
     with _lock:
         found = _instruments.get(registry)
@@ -78,6 +82,12 @@ def instruments(registry: CollectorRegistry) -> Instruments:
                     "sqsjobs_claim_refusals",
                     "Delivered messages whose claim write was refused.",
                     ["queue"],
+                    registry=registry,
+                ),
+                Gauge(
+                    "sqsjobs_jobs",
+                    "Jobs not ended, by status, as last counted (after a reconciler pass).",
+                    ["queue", "status"],
                     registry=registry,
                 ),
             )
@@ -122,6 +132,10 @@ class PrometheusMetrics(Metrics):
     def refused(self, queue: str, count: int) -> None:
         if count > 0:
             self._series.refusals.labels(queue).inc(count)
+
+    def counted(self, queue: str, counts: Mapping[str, int]) -> None:
+        for status in OPEN_STATUSES:
+            self._series.jobs.labels(queue, status).set(counts.get(status, 0))
 
     def close(self) -> None:
         server, self._server = self._server, None
