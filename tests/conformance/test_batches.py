@@ -7,6 +7,7 @@ counts once, however it ended and however often its outcome was written.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -181,11 +182,48 @@ async def test_two_hundred_jobs_at_concurrency_16_call_on_complete_once(
     handlers = {"invoice.render": render, "invoice.summary": summary}
     worker = JobWorker(queue, handlers, queues=["default", "other"], concurrency=16)
     async with worker:
-        for _ in range(1200):
-            if callbacks and (await queue.batch_status(batch.id)).open == 0:  # type: ignore[union-attr]
-                break
+        # About 15 s on an idle emulator; a loaded machine may take several times that.
+        deadline = time.monotonic() + 240
+        while not (callbacks and (await queue.batch_status(batch.id)).open == 0):  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, f"on_complete did not run: {callbacks}"
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.3)  # a second on_complete, were there one, would run now
     assert callbacks == ["on_complete:199/1"]  # on_success never ran: it was cancelled
     on_success = await harness.store.get(batch.callback_ids[1], harness.now())
     assert on_success is None or on_success.status is C  # None: past the harness's retention
+
+
+async def test_a_tenants_view_writes_its_batch_for_it_and_reads_only_its_own(
+    harness: Harness, batch_face: str
+) -> None:
+    queue = JobQueue(harness.store, clock=harness.clock)
+    blocking = SyncJobQueue(harness.store, clock=harness.clock)
+    acme, globex = queue.for_tenant("acme"), blocking.for_tenant("globex")
+    if batch_face == "async":
+        batch = await acme.batch(
+            requests(3), on_complete=EnqueueRequest("invoice.summary", queue="other")
+        )
+        mine, theirs = acme.batch_status, queue.for_tenant("globex").batch_status
+    else:
+        import asyncio
+
+        batch = await asyncio.to_thread(
+            globex.batch, requests(3), on_complete=EnqueueRequest("invoice.summary")
+        )
+        mine = lambda b: asyncio.to_thread(globex.batch_status, b)  # noqa: E731
+        theirs = queue.for_tenant("acme").batch_status
+    tenant = "acme" if batch_face == "async" else "globex"
+    for job_id in [*batch.job_ids, *batch.callback_ids]:
+        assert (await get(harness, job_id)).tenant == tenant
+    status = await mine(batch.id)
+    assert status is not None and (status.total, status.open, status.tenant) == (3, 3, tenant)
+    assert await theirs(batch.id) is None  # another tenant's batch is as unknown as none
+    mixed = await queue.batch(
+        [EnqueueRequest("invoice.render", tenant="acme"), EnqueueRequest("invoice.render")]
+    )
+    assert (await queue.batch_status(mixed.id)) is not None
+    assert await acme.batch_status(mixed.id) is None  # not all of it is acme's
+    with pytest.raises(JobConfigError, match=r"batch\(\) on_success has tenant 'globex'"):
+        await acme.batch(requests(2), on_success=EnqueueRequest("x", tenant="globex"))
+    with pytest.raises(JobConfigError, match=r"batch\(\) item 1 has tenant 'globex'"):
+        await acme.batch([EnqueueRequest("a"), EnqueueRequest("b", tenant="globex")])

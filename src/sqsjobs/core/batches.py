@@ -10,7 +10,11 @@ function's handler loads this module at its cold start.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .models import Job
 
 ON_COMPLETE = "on_complete"
 ON_SUCCESS = "on_success"
@@ -36,6 +40,8 @@ class BatchStatus(NamedTuple):
     cancelled: int
     open: int  # not ended yet: waiting, queued, delayed or running
     callback_ids: tuple[str, ...]
+    # The tenant all its jobs and callbacks share; None when they have none, or several.
+    tenant: str | None = None
 
     @property
     def ended(self) -> bool:
@@ -44,6 +50,12 @@ class BatchStatus(NamedTuple):
     @property
     def succeeded(self) -> bool:
         return self.completed == self.total
+
+
+def batch_tenant(jobs: Iterable[Job]) -> str | None:
+    """The tenant every one of ``jobs`` has, else None: what a tenant's view may read."""
+    tenants = {job.tenant for job in jobs}
+    return next(iter(tenants)) if len(tenants) == 1 else None
 
 
 def batch_callback_error(status: BatchStatus) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..core import history
-from ..core.batches import ON_SUCCESS, BatchStatus, batch_callback_error
+from ..core.batches import ON_SUCCESS, BatchStatus, batch_callback_error, batch_tenant
 from ..core.errors import JobConfigError
 from ..core.history import action_entry
 from ..core.lifecycle import CANCELLED, COMPLETED, DEAD, TERMINAL, WAITING, initial_status
@@ -29,6 +29,7 @@ from .record import Record
 class _Batch:
     jobs: list[str]
     callbacks: dict[str, str]  # role -> callback job id
+    tenant: str | None
     ended: dict[str, JobStatus] = field(default_factory=dict)  # job id -> how it ended
     done: bool = False
 
@@ -39,7 +40,9 @@ class _Batch:
         total = len(self.jobs)
         callbacks = tuple(self.callbacks.values())
         open_ = total - len(self.ended)
-        return BatchStatus(batch_id, total, completed, dead, cancelled, open_, callbacks)
+        return BatchStatus(
+            batch_id, total, completed, dead, cancelled, open_, callbacks, self.tenant
+        )
 
 
 class BatchRules(DependencyRules):
@@ -73,6 +76,7 @@ class BatchRules(DependencyRules):
         self.batches[batch_id] = _Batch(
             [job.id for job in jobs],
             {job.batch_callback or "": job.id for job in callbacks},
+            batch_tenant([*jobs, *callbacks]),
         )
         for job in [*jobs, *callbacks]:
             self._put(job, None, now)

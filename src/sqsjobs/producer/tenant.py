@@ -6,7 +6,8 @@ no rule is checked twice and a view behaves exactly like its façade for its own
 
 What it enforces is an in-process guard for code given a view instead of the queue (a
 request handler serving one tenant): through the view it cannot enqueue for, read, wait
-for, cancel or list another tenant's jobs, nor jobs without a tenant. It is not a
+for, cancel or list another tenant's jobs, nor jobs without a tenant, nor write or read
+another tenant's batch. It is not a
 security boundary against code that holds the façade, the store or AWS credentials:
 those reach every tenant (see "Tenants and isolation" in the README).
 
@@ -24,6 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import timedelta
 from typing import Any, Protocol, Unpack
 
+from ..core.batches import Batch, BatchStatus
 from ..core.errors import JobConfigError
 from ..core.models import Job
 from ..core.options import EnqueueOptions
@@ -41,6 +43,16 @@ class AsyncProducer(Protocol):
     async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]: ...
 
     async def get(self, job_id: str) -> Job | None: ...
+
+    async def batch(
+        self,
+        requests: Iterable[EnqueueRequest],
+        *,
+        on_complete: EnqueueRequest | None = None,
+        on_success: EnqueueRequest | None = None,
+    ) -> Batch: ...
+
+    async def batch_status(self, batch_id: str) -> BatchStatus | None: ...
 
     async def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
 
@@ -64,6 +76,16 @@ class SyncProducer(Protocol):
     def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]: ...
 
     def get(self, job_id: str) -> Job | None: ...
+
+    def batch(
+        self,
+        requests: Iterable[EnqueueRequest],
+        *,
+        on_complete: EnqueueRequest | None = None,
+        on_success: EnqueueRequest | None = None,
+    ) -> Batch: ...
+
+    def batch_status(self, batch_id: str) -> BatchStatus | None: ...
 
     def cancel(self, job_id: str, *, by: str | None = None) -> bool: ...
 
@@ -97,15 +119,31 @@ class _TenantBound:
             )
         return self._tenant
 
-    def _bound(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueRequest]:
+    def _bound(
+        self, requests: Iterable[EnqueueRequest], where: str = "enqueue_many()"
+    ) -> list[EnqueueRequest]:
         """Every request bound to the view's tenant, all checked before any is written."""
-        bound: list[EnqueueRequest] = []
-        for index, request in enumerate(requests):
-            if isinstance(request, EnqueueRequest):
-                tenant = self._own(request.tenant, f"enqueue_many() item {index}")
-                request = dataclasses.replace(request, tenant=tenant)
-            bound.append(request)  # anything else: the façade refuses it, naming its index
-        return bound
+        return [self._bound_one(r, f"{where} item {i}") for i, r in enumerate(requests)]
+
+    def _bound_one(self, request: EnqueueRequest, where: str) -> EnqueueRequest:
+        if not isinstance(request, EnqueueRequest):
+            return request  # the façade refuses it, naming where it was
+        return dataclasses.replace(request, tenant=self._own(request.tenant, where))
+
+    def _callbacks(
+        self, on_complete: EnqueueRequest | None, on_success: EnqueueRequest | None
+    ) -> dict[str, EnqueueRequest | None]:
+        """A batch's callbacks bound to the view's tenant, as ``batch``'s keywords."""
+        given = {"on_complete": on_complete, "on_success": on_success}
+        return {
+            role: None if request is None else self._bound_one(request, f"batch() {role}")
+            for role, request in given.items()
+        }
+
+    def _my_batch(self, status: BatchStatus | None) -> BatchStatus | None:
+        """A batch all of whose jobs are the view's tenant's; any other is as absent as an
+        unknown id (a batch mixing tenants, written through the façade, too)."""
+        return status if status is not None and status.tenant == self._tenant else None
 
     def _mine(self, job: Job | None) -> Job | None:
         return job if job is not None and job.tenant == self._tenant else None
@@ -139,6 +177,22 @@ class TenantJobQueue(_TenantBound, AsyncListing):
     async def get(self, job_id: str) -> Job | None:
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
         return self._mine(await self._queue.get(job_id))
+
+    async def batch(
+        self,
+        requests: Iterable[EnqueueRequest],
+        *,
+        on_complete: EnqueueRequest | None = None,
+        on_success: EnqueueRequest | None = None,
+    ) -> Batch:
+        """``JobQueue.batch`` for this tenant: its requests and callbacks are bound to it
+        (one naming another tenant is refused before anything is written)."""
+        requests = self._bound(requests, "batch()")
+        return await self._queue.batch(requests, **self._callbacks(on_complete, on_success))
+
+    async def batch_status(self, batch_id: str) -> BatchStatus | None:
+        """The batch's status if it is this tenant's; another's is None, as an unknown id."""
+        return self._my_batch(await self._queue.batch_status(batch_id))
 
     async def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
         """``JobQueue.wait`` for this tenant's job, read through this view's ``get``: another
@@ -187,6 +241,21 @@ class SyncTenantJobQueue(_TenantBound, SyncListing):
     def get(self, job_id: str) -> Job | None:
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
         return self._mine(self._queue.get(job_id))
+
+    def batch(
+        self,
+        requests: Iterable[EnqueueRequest],
+        *,
+        on_complete: EnqueueRequest | None = None,
+        on_success: EnqueueRequest | None = None,
+    ) -> Batch:
+        """``TenantJobQueue.batch``, blocking."""
+        requests = self._bound(requests, "batch()")
+        return self._queue.batch(requests, **self._callbacks(on_complete, on_success))
+
+    def batch_status(self, batch_id: str) -> BatchStatus | None:
+        """``TenantJobQueue.batch_status``, blocking."""
+        return self._my_batch(self._queue.batch_status(batch_id))
 
     def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
         """``SyncJobQueue.wait`` for this tenant's job only (see ``TenantJobQueue.wait``)."""

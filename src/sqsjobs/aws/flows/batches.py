@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ...core.batches import ON_SUCCESS, BatchStatus, batch_callback_error
+from ...core.batches import ON_SUCCESS, BatchStatus, batch_callback_error, batch_tenant
 from ...core.errors import JobConfigError
 from ...core.lifecycle import COMPLETED, TERMINAL, retention_end
 from ...core.models import Job
@@ -72,7 +72,8 @@ def put_batch(
         refuse_unsendable(layout.url(job.queue), job, now)
     shards = math.ceil(len(jobs) / batches.SHARD_SIZE)
     roles = {job.batch_callback or "": job.id for job in callbacks}
-    yield batches.put_root(layout.table, batch_id, len(jobs), shards, roles, now)
+    tenant = batch_tenant([*jobs, *callbacks])
+    yield batches.put_root(layout.table, batch_id, len(jobs), shards, roles, tenant, now)
     yield from _all(
         batches.put_shard(layout.table, batch_id, k, [j.id for j in _shard(jobs, k)])
         for k in range(shards)
@@ -191,7 +192,8 @@ def _status(layout: Layout, batch_id: str, root: Attributes) -> Flow[BatchStatus
     total = int(root["total"]["N"])
     callbacks = tuple(value["S"] for value in root["callbacks"]["M"].values())
     open_ = total - completed - dead - cancelled
-    return BatchStatus(batch_id, total, completed, dead, cancelled, open_, callbacks)
+    tenant = root["tenant"]["S"] if "tenant" in root else None
+    return BatchStatus(batch_id, total, completed, dead, cancelled, open_, callbacks, tenant)
 
 
 def settle_open(layout: Layout, cutoff: float, now: float) -> Flow[int]:

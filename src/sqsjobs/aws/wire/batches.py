@@ -37,7 +37,13 @@ def shard_key(batch_id: str, shard: int) -> Attributes:
 
 
 def put_root(
-    table: str, batch_id: str, total: int, shards: int, callbacks: Mapping[str, str], now: float
+    table: str,
+    batch_id: str,
+    total: int,
+    shards: int,
+    callbacks: Mapping[str, str],
+    tenant: str | None,
+    now: float,
 ) -> Call:
     item: Attributes = {
         **root_key(batch_id),
@@ -49,6 +55,8 @@ def put_root(
         "list_pk": text(OPEN_BATCHES),
         "list_sk": text(list_sk(now, batch_id)),
     }
+    if tenant is not None:
+        item["tenant"] = text(tenant)
     params = {
         "TableName": table,
         "Item": item,
