@@ -48,6 +48,7 @@ from .bodies import new_items, put_body
 from .new_messages import deliver_all
 
 OUTCOMES = ("completed", "dead", "cancelled")
+PUTS_AT_ONCE = 10  # records written together, as ``enqueue_many`` writes them
 COUNT_TRIES = 3  # a count meeting another transaction on its shard; then the reconciler's
 
 
@@ -59,7 +60,7 @@ def parent_of(batch_id: str) -> str:
 def put_batch(
     layout: Layout, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
 ) -> Flow[None]:
-    from .put import put_record, refuse_unsendable  # the producer's: not at a Lambda's start
+    from .put import put_records, refuse_unsendable  # the producer's: not at a Lambda's start
 
     if layout.record_format < WAITS:
         raise JobConfigError(
@@ -78,24 +79,24 @@ def put_batch(
         batches.put_shard(layout.table, batch_id, k, [j.id for j in _shard(jobs, k)])
         for k in range(shards)
     )
-    for start in range(0, len(jobs), 10):
-        group = jobs[start : start + 10]
-        records = []
-        for index, job in enumerate(group, start):
+    for start in range(0, len(jobs), PUTS_AT_ONCE):
+        records, bodies = [], []
+        for index, job in enumerate(jobs[start : start + PUTS_AT_ONCE], start):
             record, body = new_items(layout, job, None)
-            if body is not None:
-                yield put_body(layout.table, body)
             record[BATCH_SHARD] = number(index // batches.SHARD_SIZE)
             records.append(record)
-        for record in records:
-            yield from put_record(layout.table, record, now)
+            bodies += [] if body is None else [put_body(layout.table, body)]
+        yield from _all(bodies)  # a body before its record, which points at it
+        yield from put_records(layout.table, records, now)
     yield from deliver_all(layout, jobs, now)
+    records, bodies = [], []
     for callback in callbacks:
         record, body = new_items(layout, callback, None)
-        if body is not None:
-            yield put_body(layout.table, body)
         record[AWAITING] = {"SS": [parent_of(batch_id)]}
-        yield from put_record(layout.table, record, now)
+        records.append(record)
+        bodies += [] if body is None else [put_body(layout.table, body)]
+    yield from _all(bodies)
+    yield from put_records(layout.table, records, now)
 
 
 def _shard(jobs: Sequence[Job], k: int) -> Sequence[Job]:

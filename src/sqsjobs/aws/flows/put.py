@@ -158,6 +158,18 @@ def put_record(table: str, item: Attributes, now: float) -> Flow[None]:
             raise
 
 
+def put_records(table: str, items: Sequence[Attributes], now: float) -> Flow[None]:
+    """``put_record`` for several new records at once (``Parallel``): the first error is
+    raised once all have answered, since the others may have been written meanwhile."""
+    marked = [_with_put_id(item) for item in items]
+    replies = yield Parallel(tuple(dynamo.put_new(table, item, now) for item in marked))
+    for item, reply in zip(marked, replies, strict=True):
+        if isinstance(reply, ConditionFailed) and _refused_by_itself(reply, item):
+            continue  # our own write: botocore retried it after its response was lost
+        if isinstance(reply, AwsError):
+            raise reply
+
+
 def _with_put_id(item: Attributes) -> Attributes:
     return {**item, PUT_ID: text(uuid.uuid4().hex)}
 
