@@ -30,6 +30,7 @@ from .core.errors import (
     JobStoreError,
     JobStoreThrottledError,
     JobTimeoutError,
+    JobTransactionError,
 )
 
 # The release: the one place it is written (pyproject.toml reads it from here). Bump it
@@ -143,6 +144,7 @@ __all__ = [
     "JobStoreError",
     "JobStoreThrottledError",
     "JobTimeoutError",
+    "JobTransactionError",
     "JobWorker",
     "MemoryJobStore",
     "Metrics",

@@ -27,6 +27,9 @@ the calls with these signatures is all it takes.
   seen a record in.
 - ``BatchStore`` (and ``SyncBatchStore`` as ``sync``; ``BatchStatus``): ``queue.batch``
   and a callback's ``ctx.batch``; without it, ``batch`` is refused.
+- ``TransactionStore`` (and ``SyncTransactionStore`` as ``sync``):
+  ``queue.enqueue_in_transaction``, jobs committed with the application's own writes;
+  without it, that call is refused.
 
 ``cancel``, ``retry`` and ``redrive`` may also take a keyword ``by`` (who acted, for a
 job's history): the dashboard passes it when the method accepts it.
@@ -57,6 +60,8 @@ from .core.store import (
     SteppedDelayStore,
     SyncBatchStore,
     SyncJobStore,
+    SyncTransactionStore,
+    TransactionStore,
 )
 
 __all__ = [
@@ -78,5 +83,7 @@ __all__ = [
     "SteppedDelayStore",
     "SyncBatchStore",
     "SyncJobStore",
+    "SyncTransactionStore",
+    "TransactionStore",
     "WorkerPresence",
 ]

@@ -16,6 +16,7 @@ from sqsjobs import (
     JobStoreError,
     JobStoreThrottledError,
     JobTimeoutError,
+    JobTransactionError,
 )
 from sqsjobs.infra import StackDeployError
 
@@ -25,6 +26,7 @@ EXAMPLES: list[JobError] = [
     JobFatalError("card declined for tenant acme-eu"),
     JobTimeoutError(29.8731),
     JobBatchError([], "Batch stopped at request 3: store full"),
+    JobTransactionError([{"Code": "TransactionConflict", "Message": "Transaction is ongoing"}], 1),
     StackDeployError("jobs-prod", "ROLLBACK_COMPLETE", "CloudFormation rolled back"),
     JobStoreError("PutItem", "ValidationException", "Item size too large", retryable=False),
     JobStoreThrottledError("UpdateItem", "ThrottlingException", "Rate exceeded", retryable=True),
@@ -53,6 +55,7 @@ def test_every_error_class_the_package_root_exports_is_a_job_error() -> None:
         "JobStoreError",
         "JobStoreThrottledError",
         "JobTimeoutError",
+        "JobTransactionError",
     }
     assert all(issubclass(error, JobError) for error in errors)
 
@@ -79,3 +82,21 @@ def test_a_subclass_of_the_root_keeps_its_message_and_fields() -> None:
     assert "already bound to job 'c0ffee'" in str(error)
     batch = JobBatchError([EnqueueResult(Job.model_construct(id="j1"), duplicate=False)], "stop")
     assert (str(batch), len(batch.results)) == ("stop", 1)
+
+
+def test_a_cancelled_transaction_names_each_failed_entry_and_whether_to_retry() -> None:
+    reasons = [
+        {"Code": "None"},
+        {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"},
+        {"Code": "None"},
+        {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},
+    ]
+    error = JobTransactionError(reasons, 2)
+    assert error.item_reasons == tuple(reasons[:2]) and error.code == "transaction_cancelled"
+    assert str(error) == (
+        "Transaction cancelled, nothing was written: item 1: ConditionalCheckFailed (The "
+        "conditional request failed); job 1: TransactionConflict (Transaction is ongoing "
+        "for the item)"
+    )
+    assert not error.retryable  # a condition failed: the same call fails again
+    assert JobTransactionError([{"Code": "None"}, reasons[3]], 1).retryable

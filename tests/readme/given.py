@@ -84,6 +84,24 @@ async def _job_id(names: dict[str, Any], stack: AsyncExitStack) -> str:
     return result.job.id
 
 
+async def _orders_table(_: dict[str, Any], __: AsyncExitStack) -> str:
+    """A table of the reader's own (orders, keyed by ``pk``) on the README's emulator."""
+    import uuid
+
+    import boto3
+
+    name = f"orders-{uuid.uuid4().hex[:8]}"
+    client = boto3.client("dynamodb")
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    client.close()
+    return name
+
+
 async def _app(_: dict[str, Any], __: AsyncExitStack) -> Any:
     """The reader's Starlette (or FastAPI) application, for a fragment that mounts on it."""
     from starlette.applications import Starlette
@@ -101,6 +119,7 @@ NAMES: dict[str, Factory] = {
     "registry": _registry,
     "job_id": _job_id,
     "app": _app,
+    "orders_table": _orders_table,
     "Report": lambda _, __: _constant(Report),
     "send_email": lambda _, __: _constant(send_email),
 }

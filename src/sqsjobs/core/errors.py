@@ -7,6 +7,7 @@
           ├── JobFatalError                raised by a handler: dead-letter now, never retry
           ├── JobTimeoutError              recorded when an attempt overruns its timeout
           ├── JobBatchError                enqueue_many stopped part-way; `results` were written
+          ├── JobTransactionError          enqueue_in_transaction's transaction was cancelled
           └── JobStoreError                the store's backend refused a call, or never answered
                └── JobStoreThrottledError  ... throttling it through every retry of the SDK
 
@@ -19,7 +20,8 @@ what was wrong and what is allowed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .text import safe_line
 
@@ -103,6 +105,48 @@ class JobBatchError(JobError):
     def __init__(self, results: list[EnqueueResult], message: str) -> None:
         super().__init__(message)
         self.results = results
+
+
+class JobTransactionError(JobError):
+    """``enqueue_in_transaction``'s transaction was cancelled: nothing of it was written.
+
+    ``reasons`` are AWS's ``CancellationReasons`` as it gave them (``Code``, ``Message``
+    and, for a failed condition, ``Item``), one per entry of the transaction: the
+    application's ``items`` first, in their order, then one per job record.
+    ``item_reasons`` are those of the application's items alone. ``retryable``: every
+    failed entry met another transaction or throttling, so the same call may pass later.
+    """
+
+    code: Literal["transaction_cancelled"] = "transaction_cancelled"
+
+    def __init__(self, reasons: Sequence[Mapping[str, Any]], items: int) -> None:
+        self.reasons = tuple(reasons)
+        self.item_reasons = self.reasons[:items]
+        refused = [(index, reason) for index, reason in enumerate(self.reasons) if failed(reason)]
+        said = "; ".join(
+            f"{_entry(index, items)}: {reason.get('Code')}"
+            + (f" ({reason['Message']})" if reason.get("Message") else "")
+            for index, reason in refused
+        )
+        super().__init__(f"Transaction cancelled, nothing was written: {said or 'no reason given'}")
+        self.retryable = bool(refused) and all(
+            reason.get("Code") in TRANSIENT_CANCELLATIONS for _, reason in refused
+        )
+
+
+# Cancellation codes that a later try of the same transaction can get past.
+TRANSIENT_CANCELLATIONS = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
+)
+
+
+def failed(reason: Mapping[str, Any]) -> bool:
+    """Whether an entry's cancellation reason says it failed (``Code`` other than "None")."""
+    return reason.get("Code") not in (None, "None")
+
+
+def _entry(index: int, items: int) -> str:
+    return f"item {index}" if index < items else f"job {index - items}"
 
 
 class JobStoreError(JobError):

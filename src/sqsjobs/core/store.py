@@ -30,6 +30,9 @@ store's ``sync``), and does without it where the store lacks it, as the last col
     BatchStore            yes         yes         JobQueue.batch, a callback's ctx.batch
                                                   (refused: JobConfigError)
     SyncBatchStore        yes (sync)  yes (sync)  SyncJobQueue.batch, on ``sync`` (refused)
+    TransactionStore      no          yes         JobQueue.enqueue_in_transaction (refused)
+    SyncTransactionStore  no          yes (sync)  SyncJobQueue.enqueue_in_transaction, on
+                                                  ``sync`` (refused)
 
 So their users are the producers, the worker, the Lambda handler and the dashboard, and
 whoever writes a store implements them: ``sqsjobs.store`` re-exports them for store
@@ -228,6 +231,49 @@ class SyncBatchStore(Protocol):
     ) -> None: ...
 
     def batch_status(self, batch_id: str, now: float) -> BatchStatus | None: ...
+
+
+@runtime_checkable
+class TransactionStore(Protocol):
+    """Jobs written in one DynamoDB transaction with the application's own entries
+    (``items``, in the low-level client's ``TransactWriteItems`` format): all or none,
+    their messages sent after the commit. Only a store over DynamoDB can offer it."""
+
+    async def put_in_transaction(
+        self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]: ...
+
+
+@runtime_checkable
+class SyncTransactionStore(Protocol):
+    """``TransactionStore``'s blocking face."""
+
+    def put_in_transaction(
+        self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]: ...
+
+
+def transaction_store(store: object) -> TransactionStore:
+    """``store`` if it writes jobs in the application's transactions, else a
+    ``JobConfigError`` saying which store does."""
+    return cast(TransactionStore, _transacting(store))
+
+
+def sync_transaction_store(store: object) -> SyncTransactionStore:
+    """The blocking face ``store`` if it writes jobs in transactions, else a
+    ``JobConfigError``."""
+    return cast(SyncTransactionStore, _transacting(store))
+
+
+def _transacting(store: object) -> object:
+    if not hasattr(store, "put_in_transaction"):
+        raise JobConfigError(
+            "invalid_option",
+            f"{type(store).__name__} cannot write jobs in a DynamoDB transaction: "
+            "enqueue_in_transaction needs SqsJobStore (TransactionStore); with this store, "
+            "write your data and enqueue the jobs separately",
+        )
+    return store
 
 
 def batch_store(store: object) -> BatchStore:

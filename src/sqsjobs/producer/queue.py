@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Unpack
@@ -34,7 +34,15 @@ from ..core.history import acting
 from ..core.models import Job
 from ..core.options import EnqueueOptions, enqueue_request
 from ..core.requests import EnqueueRequest, EnqueueResult, JobPage
-from ..core.store import JobStore, SyncJobStore, batch_store, sync_batch_store, sync_face
+from ..core.store import (
+    JobStore,
+    SyncJobStore,
+    batch_store,
+    sync_batch_store,
+    sync_face,
+    sync_transaction_store,
+    transaction_store,
+)
 from ..core.validation import check_tenant
 from ..observe.log import Event, default_logger, log_event
 from ..observe.tracing import enqueue_span
@@ -202,6 +210,19 @@ class JobQueue(_BaseQueue, AsyncListing):
                 raise
             return self._logged_all(results)
 
+    async def enqueue_in_transaction(
+        self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]:
+        """Write the jobs in one DynamoDB transaction with ``items``, the application's own
+        ``TransactWriteItems`` entries (low-level client format): all commit, or none
+        (``JobTransactionError``, with AWS's reasons). The messages go after the commit;
+        a crash before them is healed by the reconciler, or by a retry with the same
+        idempotency keys. ``SqsJobStore`` only (else ``JobConfigError``)."""
+        store = transaction_store(self.store)
+        prepared = prepare_many(self.config, requests, self.clock())
+        with enqueue_span([p.job for p in prepared]) as jobs:
+            return self._logged_all(await store.put_in_transaction(_items(jobs, prepared), items))
+
     async def batch(
         self,
         requests: Iterable[EnqueueRequest],
@@ -291,6 +312,15 @@ class SyncJobQueue(_BaseQueue, SyncListing):
                 self._logged_all(error.results)
                 raise
             return self._logged_all(results)
+
+    def enqueue_in_transaction(
+        self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]:
+        """``JobQueue.enqueue_in_transaction``, blocking."""
+        store = sync_transaction_store(self._sync)
+        prepared = prepare_many(self.config, requests, self.clock())
+        with enqueue_span([p.job for p in prepared]) as jobs:
+            return self._logged_all(store.put_in_transaction(_items(jobs, prepared), items))
 
     def batch(
         self,

@@ -21,7 +21,7 @@ the same whichever producer enqueued the job.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Protocol, Unpack
 
@@ -41,6 +41,10 @@ class AsyncProducer(Protocol):
     ) -> EnqueueResult: ...
 
     async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]: ...
+
+    async def enqueue_in_transaction(
+        self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]: ...
 
     async def get(self, job_id: str) -> Job | None: ...
 
@@ -74,6 +78,10 @@ class SyncProducer(Protocol):
     ) -> EnqueueResult: ...
 
     def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]: ...
+
+    def enqueue_in_transaction(
+        self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]: ...
 
     def get(self, job_id: str) -> Job | None: ...
 
@@ -174,6 +182,14 @@ class TenantJobQueue(_TenantBound, AsyncListing):
     async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
         return await self._queue.enqueue_many(self._bound(requests))
 
+    async def enqueue_in_transaction(
+        self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]:
+        """``JobQueue.enqueue_in_transaction`` with every request bound to this tenant;
+        ``items`` are the application's, which the view does not read."""
+        bound = self._bound(requests, "enqueue_in_transaction()")
+        return await self._queue.enqueue_in_transaction(bound, items)
+
     async def get(self, job_id: str) -> Job | None:
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""
         return self._mine(await self._queue.get(job_id))
@@ -237,6 +253,13 @@ class SyncTenantJobQueue(_TenantBound, SyncListing):
 
     def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
         return self._queue.enqueue_many(self._bound(requests))
+
+    def enqueue_in_transaction(
+        self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]:
+        """``TenantJobQueue.enqueue_in_transaction``, blocking."""
+        bound = self._bound(requests, "enqueue_in_transaction()")
+        return self._queue.enqueue_in_transaction(bound, items)
 
     def get(self, job_id: str) -> Job | None:
         """The job if it is this tenant's; another tenant's job is as absent as an unknown id."""

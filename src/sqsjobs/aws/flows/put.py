@@ -112,7 +112,7 @@ def _write(
         holder = readable(taken.item, "PutItem")
         if holder.fingerprint != fingerprint:
             raise JobIdempotencyConflictError(job.idempotency_key, holder.job.id) from None
-        yield from _resend_if_lost(layout, holder, now)
+        yield from resend_if_lost(layout, holder, now)
         # The same fingerprint: the holder's payload is this one (its record may keep it
         # in its body item).
         held = holder.job.model_copy(update={"payload": job.payload})
@@ -120,7 +120,7 @@ def _write(
     return EnqueueResult(job, duplicate=False)
 
 
-def _resend_if_lost(layout: Layout, holder: Stored, now: float) -> Flow[None]:
+def resend_if_lost(layout: Layout, holder: Stored, now: float) -> Flow[None]:
     """A producer's retry heals a send that failed after its record was written.
 
     Producers retry with the same key when an enqueue failed; the retry finds the record

@@ -7,8 +7,8 @@ drives (``operations``), through ``drive`` and the boto3 transport, over the sam
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...core.models import Job
 from . import operations
@@ -46,6 +46,11 @@ class SqsSyncView(SyncPresenceCalls):
 
     def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
         return self._state.run_sync(operations.batch_status(self._state, batch_id, now))
+
+    def put_in_transaction(
+        self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]:
+        return self._state.run_sync(operations.put_in_transaction(self._state, jobs, items))
 
     def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
         return self._state.run_sync(operations.cancel_job(self._state, job_id, now, by))

@@ -10,8 +10,8 @@ that is how a store learns the DLQs it was not given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...core.models import Job
 from ..wire.protocol import Flow
@@ -45,6 +45,14 @@ def put_batch(
     from ..flows import batches
 
     return batches.put_batch(state.layout, batch_id, jobs, callbacks, state.clock())
+
+
+def put_in_transaction(
+    state: StoreState, entries: Sequence[PutEntry], items: Sequence[Mapping[str, Any]]
+) -> Flow[list[EnqueueResult]]:
+    from ..flows import transaction
+
+    return transaction.put_in_transaction(state.layout, entries, items, state.clock())
 
 
 def batch_status(state: StoreState, batch_id: str, now: float) -> Flow[BatchStatus | None]:

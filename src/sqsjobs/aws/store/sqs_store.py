@@ -222,6 +222,12 @@ class SqsJobStore(PresenceCalls, SettleCalls):
     async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
         return await self._run(operations.batch_status(self._state, batch_id, now))
 
+    async def put_in_transaction(
+        self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
+    ) -> list[EnqueueResult]:
+        """The jobs' records committed with ``items`` (``flows.transaction``)."""
+        return await self._run(operations.put_in_transaction(self._state, jobs, items))
+
     async def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
         return await self._run(operations.cancel_job(self._state, job_id, now, by))
 

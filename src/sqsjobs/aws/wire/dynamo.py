@@ -122,6 +122,12 @@ def put_new(table: str, item: Attributes, now: float) -> Call:
     return Call("dynamodb", "put_item", params)
 
 
+def transact_write(entries: Sequence[Mapping[str, Any]], token: str) -> Call:
+    """One ``TransactWriteItems``; ``token`` makes a retry of it (its answer lost) a no-op."""
+    params = {"TransactItems": list(entries), "ClientRequestToken": token}
+    return Call("dynamodb", "transact_write_items", params)
+
+
 def claim(
     table: IndexedTable,
     job_id: str,
