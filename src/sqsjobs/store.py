@@ -27,6 +27,8 @@ the calls with these signatures is all it takes.
   seen a record in.
 - ``BatchStore`` (and ``SyncBatchStore`` as ``sync``; ``BatchStatus``): ``queue.batch``
   and a callback's ``ctx.batch``; without it, ``batch`` is refused.
+- ``PauseStore`` (and ``SyncPauseStore`` as ``sync``): ``queue.pause``, ``resume`` and
+  ``paused``; a paused queue's claims find nothing. Without it, those calls are refused.
 - ``TransactionStore`` (and ``SyncTransactionStore`` as ``sync``):
   ``queue.enqueue_in_transaction``, jobs committed with the application's own writes;
   without it, that call is refused.
@@ -51,6 +53,7 @@ from .core.store import (
     DepthStore,
     JobStore,
     LimitStore,
+    PauseStore,
     PresenceStore,
     RedriveStore,
     RetryStore,
@@ -60,6 +63,7 @@ from .core.store import (
     SteppedDelayStore,
     SyncBatchStore,
     SyncJobStore,
+    SyncPauseStore,
     SyncTransactionStore,
     TransactionStore,
 )
@@ -71,6 +75,7 @@ __all__ = [
     "DepthStore",
     "JobStore",
     "LimitStore",
+    "PauseStore",
     "PresenceStore",
     "QueueStats",
     "RedriveProgress",
@@ -83,6 +88,7 @@ __all__ = [
     "SteppedDelayStore",
     "SyncBatchStore",
     "SyncJobStore",
+    "SyncPauseStore",
     "SyncTransactionStore",
     "TransactionStore",
     "WorkerPresence",

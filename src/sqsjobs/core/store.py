@@ -31,6 +31,9 @@ store's ``sync``), and does without it where the store lacks it, as the last col
                                                   (refused: JobConfigError)
     SyncBatchStore        yes (sync)  yes (sync)  SyncJobQueue.batch, on ``sync`` (refused)
     TransactionStore      no          yes         JobQueue.enqueue_in_transaction (refused)
+    PauseStore            yes         yes         JobQueue.pause/resume/paused, the
+                                                  dashboard's Pause button (refused; none)
+    SyncPauseStore        yes (sync)  yes (sync)  SyncJobQueue.pause/resume/paused (refused)
     SyncTransactionStore  no          yes (sync)  SyncJobQueue.enqueue_in_transaction, on
                                                   ``sync`` (refused)
 
@@ -251,6 +254,50 @@ class SyncTransactionStore(Protocol):
     def put_in_transaction(
         self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
     ) -> list[EnqueueResult]: ...
+
+
+@runtime_checkable
+class PauseStore(Protocol):
+    """Queues paused fleet-wide: while paused, no claim from that store's queue starts a
+    job (the store's claim finds nothing; running jobs run on, enqueues are kept).
+    ``paused`` maps each paused queue to when it was paused."""
+
+    async def pause(self, queue: str, now: float) -> None: ...
+
+    async def resume(self, queue: str, now: float) -> None: ...
+
+    async def paused(self, now: float) -> Mapping[str, float]: ...
+
+
+@runtime_checkable
+class SyncPauseStore(Protocol):
+    """``PauseStore``'s blocking face."""
+
+    def pause(self, queue: str, now: float) -> None: ...
+
+    def resume(self, queue: str, now: float) -> None: ...
+
+    def paused(self, now: float) -> Mapping[str, float]: ...
+
+
+def pause_store(store: object) -> PauseStore:
+    """``store`` if it pauses queues, else a ``JobConfigError`` saying so."""
+    return cast(PauseStore, _pausing(store))
+
+
+def sync_pause_store(store: object) -> SyncPauseStore:
+    """The blocking face ``store`` if it pauses queues, else a ``JobConfigError``."""
+    return cast(SyncPauseStore, _pausing(store))
+
+
+def _pausing(store: object) -> object:
+    if not all(hasattr(store, call) for call in ("pause", "resume", "paused")):
+        raise JobConfigError(
+            "invalid_option",
+            f"{type(store).__name__} cannot pause queues: pause, resume and paused need a "
+            "store with them (PauseStore), as sqsjobs's own stores have",
+        )
+    return store
 
 
 def transaction_store(store: object) -> TransactionStore:

@@ -42,6 +42,7 @@ class DependencyRules:
         def _move_to(self, record: Record, status: JobStatus, now: float) -> None: ...
 
     def __init__(self) -> None:
+        super().__init__()  # the next rules of the core (``PauseRules``)
         self._ended_jobs: deque[str] = deque()
         self._settling = False
 

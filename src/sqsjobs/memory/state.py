@@ -52,13 +52,14 @@ from ..core.requests import EnqueueResult, JobFilter, JobPage
 from ..core.validation import page_limit
 from ..observe.log import LOGGER_NAME, Event, log_event
 from .batches import BatchRules
+from .pauses import PauseRules
 from .queue_index import QueueIndex
 from .record import Progress, Record
 
 _logger = logging.getLogger(LOGGER_NAME)
 
 
-class MemoryCore(BatchRules):
+class MemoryCore(BatchRules, PauseRules):
     """The records and their indexes; every public method takes the lock once."""
 
     def __init__(
@@ -133,7 +134,7 @@ class MemoryCore(BatchRules):
     def claim(self, queue: str, worker_id: str, now: float, limit: int) -> list[Job]:
         with self.lock:
             index = self.queues.get(queue)
-            if index is None:
+            if index is None or queue in self.paused_since:
                 return []
             self._promote(index, now)
             claimed: list[Job] = []
@@ -357,10 +358,11 @@ class MemoryCore(BatchRules):
         return JobPage(jobs, encode_cursor(last.created_at, last.id, newest_first=newest))
 
     def next_change(self, queue: str) -> float | None:
-        """The earliest time a delayed job falls due or a lease expires on ``queue``."""
+        """The earliest time a delayed job falls due or a lease expires on ``queue``; None
+        for a paused queue (its resume wakes the claimers)."""
         with self.lock:
             index = self.queues.get(queue)
-            if index is None:
+            if index is None or queue in self.paused_since:
                 return None
             times = [heap[0][0] for heap in (index.delayed, index.leases) if heap]
             return min(times) if times else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import JsonValue
@@ -203,6 +203,16 @@ class MemoryJobStore:
         with self._core.lock:
             self._core.put_batch(batch_id, jobs, callbacks, now)
 
+    async def pause(self, queue: str, now: float) -> None:
+        """Claims from ``queue`` find nothing until ``resume``; running jobs run on."""
+        self._core.pause(queue, now)
+
+    async def resume(self, queue: str, now: float) -> None:
+        self._core.resume(queue)
+
+    async def paused(self, now: float) -> Mapping[str, float]:
+        return self._core.paused()
+
     async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
         with self._core.lock:
             return self._core.batch_status(batch_id)
@@ -258,6 +268,15 @@ class MemorySyncView:
     ) -> None:
         with self._core.lock:
             self._core.put_batch(batch_id, jobs, callbacks, now)
+
+    def pause(self, queue: str, now: float) -> None:
+        self._core.pause(queue, now)
+
+    def resume(self, queue: str, now: float) -> None:
+        self._core.resume(queue)
+
+    def paused(self, now: float) -> Mapping[str, float]:
+        return self._core.paused()
 
     def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
         with self._core.lock:

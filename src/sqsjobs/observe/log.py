@@ -37,6 +37,8 @@ class Event(StrEnum):
     RELEASED = "jobs.released"
     LEASE_LOST = "jobs.lease_lost"
     CANCELLED = "jobs.cancelled"
+    PAUSED = "queues.paused"
+    RESUMED = "queues.resumed"
     WORKER_STARTED = "jobs.worker.started"
     WORKER_STOPPED = "jobs.worker.stopped"
     SIGNAL = "jobs.worker.signal"

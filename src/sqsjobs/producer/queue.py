@@ -36,10 +36,14 @@ from ..core.options import EnqueueOptions, enqueue_request
 from ..core.requests import EnqueueRequest, EnqueueResult, JobPage
 from ..core.store import (
     JobStore,
+    PauseStore,
     SyncJobStore,
+    SyncPauseStore,
     batch_store,
+    pause_store,
     sync_batch_store,
     sync_face,
+    sync_pause_store,
     sync_transaction_store,
     transaction_store,
 )
@@ -49,6 +53,7 @@ from ..observe.tracing import enqueue_span
 from .batching import BatchParts, prepare_batch
 from .enqueue import Prepared, QueueConfig, prepare, prepare_many
 from .listing import AsyncListing, ListOptions, SyncListing
+from .pausing import AsyncPausing, SyncPausing
 from .tenant import SyncTenantJobQueue, TenantJobQueue
 from .waiting import REAL_PACING, Pacing, wait_async, wait_blocking
 
@@ -162,6 +167,10 @@ class _BaseQueue:
     def _logged_all(self, results: list[EnqueueResult]) -> list[EnqueueResult]:
         return [self._logged(result) for result in results]
 
+    def _logged_pause(self, queue: str, paused: bool) -> None:
+        event, did = (Event.PAUSED, "Paused") if paused else (Event.RESUMED, "Resumed")
+        log_event(self.logger, logging.INFO, event, f"{did} queue {queue!r}", queue=queue)
+
     def _logged_cancel(self, job_id: str, cancelled: bool) -> bool:
         if cancelled:
             log_event(
@@ -174,7 +183,7 @@ class _BaseQueue:
         return cancelled
 
 
-class JobQueue(_BaseQueue, AsyncListing):
+class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
     """Enqueue, read, cancel and list jobs from async code (``list``: ``AsyncListing``)."""
 
     def for_tenant(self, tenant: str) -> TenantJobQueue:
@@ -222,6 +231,9 @@ class JobQueue(_BaseQueue, AsyncListing):
         prepared = prepare_many(self.config, requests, self.clock())
         with enqueue_span([p.job for p in prepared]) as jobs:
             return self._logged_all(await store.put_in_transaction(_items(jobs, prepared), items))
+
+    def _pausing(self) -> tuple[PauseStore, float]:
+        return pause_store(self.store), self.clock()
 
     async def batch(
         self,
@@ -276,7 +288,7 @@ class JobQueue(_BaseQueue, AsyncListing):
         return await self.store.list(filter, limit, cursor, self.clock())
 
 
-class SyncJobQueue(_BaseQueue, SyncListing):
+class SyncJobQueue(_BaseQueue, SyncListing, SyncPausing):
     """``JobQueue``'s blocking twin, for Lambda functions, Django, Flask and scripts."""
 
     @cached_property
@@ -321,6 +333,9 @@ class SyncJobQueue(_BaseQueue, SyncListing):
         prepared = prepare_many(self.config, requests, self.clock())
         with enqueue_span([p.job for p in prepared]) as jobs:
             return self._logged_all(store.put_in_transaction(_items(jobs, prepared), items))
+
+    def _pausing(self) -> tuple[SyncPauseStore, float]:
+        return sync_pause_store(self._sync), self.clock()
 
     def batch(
         self,

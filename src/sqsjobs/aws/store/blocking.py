@@ -47,6 +47,18 @@ class SqsSyncView(SyncPresenceCalls):
     def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
         return self._state.run_sync(operations.batch_status(self._state, batch_id, now))
 
+    def pause(self, queue: str, now: float) -> None:
+        paused = self._state.run_sync(operations.pause_queue(self._state, queue, now))
+        self._state.pauses.learn(paused)
+
+    def resume(self, queue: str, now: float) -> None:
+        self._state.pauses.learn(self._state.run_sync(operations.resume_queue(self._state, queue)))
+
+    def paused(self, now: float) -> Mapping[str, float]:
+        found = self._state.run_sync(operations.paused_queues(self._state))
+        self._state.pauses.learn(found)
+        return found
+
     def put_in_transaction(
         self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
     ) -> list[EnqueueResult]:

@@ -23,7 +23,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from ...core.lifecycle import LEASE_EXPIRED_ERROR
@@ -31,7 +31,7 @@ from ...core.models import Job
 from ...core.store import ClaimWatcher
 from ...core.text import safe_line
 from ...observe.log import LOGGER_NAME, Event, log_event
-from ..flows import settle
+from ..flows import pauses, settle
 from ..flows.claim import Claimed, Delivery
 from ..flows.groups import receive_heads
 from ..flows.messages import receive
@@ -84,6 +84,8 @@ class Claims:
         (capped at ``wait_time``); after it, due-ness and the lease are reckoned from
         ``now`` plus the time waited.
         """
+        if await self._state.pauses.hold(queue, self._read_pauses, wait):
+            return []  # paused: not received from, so no receive counts toward the DLQ
         layout = await self._run(self._state.described([queue]))
         plan = self._lanes.plan(queue, layout.lanes.get(queue, ()), time.monotonic())
         reads: list[Read] = []
@@ -146,6 +148,9 @@ class Claims:
         deliveries = await self._claim(layout, queue, messages, worker_id, now, settled=settled)
         return deliveries, settled
 
+    def _read_pauses(self) -> Awaitable[Mapping[str, float]]:
+        return self._run(pauses.paused(self._state.layout))
+
     def _receive(self, info: QueueInfo, limit: int, wait: int) -> Receive:
         """A receive of a given size from ``info``'s queue, with its own visibility timeout
         (``QueueInfo.visibility``); on a FIFO queue, of ``limit`` heads of their groups,
@@ -170,6 +175,10 @@ class Claims:
         Only the Lambda handler asks for ``settled``: its messages came from the event
         source mapping, not from a worker's receive (``flows.claim.fitted_visibility``).
         """
+        paused_since = await self._state.pauses.since(queue, self._read_pauses)
+        if paused_since is not None:  # learned with messages in hand, or a Lambda event
+            await self._run(pauses.hold_back(layout, queue, messages, paused_since, now))
+            return []
         lambda_ = settled is not None
         flow = self._state.claimed(layout, queue, messages, worker_id, now, event_source=lambda_)
         claimed = await self._run(flow)

@@ -55,6 +55,24 @@ def put_in_transaction(
     return transaction.put_in_transaction(state.layout, entries, items, state.clock())
 
 
+def pause_queue(state: StoreState, queue: str, now: float) -> Flow[Mapping[str, float]]:
+    from ..flows import pauses
+
+    return pauses.pause(state.layout, queue, now)
+
+
+def resume_queue(state: StoreState, queue: str) -> Flow[Mapping[str, float]]:
+    from ..flows import pauses
+
+    return pauses.resume(state.layout, queue)
+
+
+def paused_queues(state: StoreState) -> Flow[Mapping[str, float]]:
+    from ..flows import pauses
+
+    return pauses.paused(state.layout)
+
+
 def batch_status(state: StoreState, batch_id: str, now: float) -> Flow[BatchStatus | None]:
     from ..flows import batches
 

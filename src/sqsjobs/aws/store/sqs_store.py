@@ -222,6 +222,20 @@ class SqsJobStore(PresenceCalls, SettleCalls):
     async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
         return await self._run(operations.batch_status(self._state, batch_id, now))
 
+    async def pause(self, queue: str, now: float) -> None:
+        """Pause ``queue`` for every worker and Lambda handler of the table
+        (``flows.pauses``): noticed within seconds, never losing a message."""
+        self._state.pauses.learn(await self._run(operations.pause_queue(self._state, queue, now)))
+
+    async def resume(self, queue: str, now: float) -> None:
+        self._state.pauses.learn(await self._run(operations.resume_queue(self._state, queue)))
+
+    async def paused(self, now: float) -> Mapping[str, float]:
+        """Each paused queue, and when it was paused (one ``GetItem``)."""
+        found = await self._run(operations.paused_queues(self._state))
+        self._state.pauses.learn(found)
+        return found
+
     async def put_in_transaction(
         self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
     ) -> list[EnqueueResult]:

@@ -20,6 +20,7 @@ from ..wire.layout import Layout
 from ..wire.protocol import AwsError, Flow, drive, public_error
 from ..wire.sqs import Message
 from .deliveries import DeliveryMap
+from .pauses import Pauses
 
 if TYPE_CHECKING:
     from .config import StoreSettings
@@ -42,6 +43,7 @@ class StoreState:
         self.clock: Callable[[], float] = settings.clock
         self.boto = BotoTransport(self.endpoint)
         self.deliveries = DeliveryMap()
+        self.pauses = Pauses()  # the fleet's paused queues, as last read (``pauses``)
         # job id -> token of a claim write that got no answer (``flows.unanswered``); the
         # newest ``UNANSWERED_KEPT``, as dict order keeps them
         self.unanswered: dict[str, str] = {}
