@@ -39,9 +39,10 @@ class Pauses:
         """Take a fresh read (a claim's, or this process's own pause, resume or read)."""
         self._paused, self._read_at = paused, self._clock()
 
-    async def since(self, queue: str, read: Read, max_age: float = FRESH) -> float | None:
-        """When ``queue`` was paused (None: it is not), from a copy at most ``max_age`` old."""
-        if self._clock() - self._read_at > max_age:
+    async def since(self, queue: str, read: Read, max_age: float | None = None) -> float | None:
+        """When ``queue`` was paused (None: it is not), from a copy at most ``max_age``
+        (default ``FRESH``) old."""
+        if self._clock() - self._read_at > (FRESH if max_age is None else max_age):
             self.learn(await read())
         return self._paused.get(queue)
 
