@@ -33,6 +33,7 @@ REGISTERED = {
     "enqueue",
     "infra",
     "jobs",
+    "queues",
     "reconcile",
     "records",
     "stats",

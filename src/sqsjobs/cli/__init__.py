@@ -77,6 +77,7 @@ COMMANDS: Mapping[str, Lazy] = {
         "._records:records",
         "Check which record formats the job table still holds.",
     ),
+    "queues": Lazy("._queues:queues", "Pause, resume and list the queues."),
     "reconcile": Lazy(
         "._reconcile:reconcile",
         "Re-send lost messages and record jobs the dead-letter queue took; print what changed.",
