@@ -39,9 +39,7 @@ def test_a_pause_holds_the_queue_and_shows_in_the_list_until_resumed(
     assert listed(cli_env)["default"]["paused"] is False
 
 
-def test_an_unknown_queue_is_bad_usage_and_pauses_nothing(
-    cli_env: Env, store: SqsJobStore
-) -> None:
+def test_an_unknown_queue_is_bad_usage_and_pauses_nothing(cli_env: Env, store: SqsJobStore) -> None:
     result = invoke(cli_env, "queues", "pause", "invoices")
     assert result.exit_code == 2
     assert "Queue 'invoices' has no SQS queue in this store" in result.output
