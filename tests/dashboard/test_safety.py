@@ -219,3 +219,32 @@ def test_a_mounted_dashboard_links_under_its_prefix(store: MemoryJobStore, seede
         assert 'href="/ops/jobs/jobs?status=dead"' in page.text
         assert "Path=/ops/jobs" in page.headers["set-cookie"]
         assert client.get("/ops/jobs/static/htmx.min.js").text.startswith("var htmx=")
+
+
+def test_pause_and_resume_with_their_token_hold_and_release_the_queue(
+    acting: TestClient, store: MemoryJobStore
+) -> None:
+    page = acting.get("/").text
+    assert 'action="/queues/default/pause"' in page and ">Pause</button>" in page
+    token = csrf_token(page)
+    assert acting.post("/queues/default/pause").status_code == 403  # no token: nothing
+    assert store.sync.paused(time.time()) == {}
+    done = acting.post("/queues/default/pause", data={"csrf_token": token})
+    assert done.status_code == 200 and "Paused: within seconds no worker" in done.text
+    assert set(store.sync.paused(time.time())) == {"default"}
+    assert 'class="paused"' in done.text and 'action="/queues/default/resume"' in done.text
+    resumed = acting.post("/queues/default/resume", data={"csrf_token": token})
+    assert resumed.status_code == 200 and "Resumed" in resumed.text
+    assert store.sync.paused(time.time()) == {}
+    refused = acting.post("/queues/no such queue/pause", data={"csrf_token": token})
+    assert refused.status_code == 400 and "queue name" in refused.text
+    assert store.sync.paused(time.time()) == {}
+
+
+def test_a_read_only_dashboard_shows_a_pause_but_offers_no_button(
+    client: TestClient, store: MemoryJobStore
+) -> None:
+    store.sync.pause("default", time.time() - 90)
+    page = client.get("/").text
+    assert 'class="paused"' in page and "paused 1m" in page
+    assert ">Pause</button>" not in page and ">Resume</button>" not in page

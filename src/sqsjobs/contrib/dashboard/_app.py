@@ -64,11 +64,12 @@ def make_dashboard(
 ) -> Starlette:
     """A Starlette app showing ``target``'s jobs: a store, or a ``JobQueue``/``SyncJobQueue``.
 
-    Read-only unless ``actions`` is True (retry, cancel, redrive). ``auth`` is called
-    with each request and must return True (or an awaitable of True) to let it through;
-    anything else is a 403. ``show_payloads=False`` hides payloads, results, progress,
-    idempotency keys and error messages (an error shows its exception's class). ``error_redactor``
-    takes an error's text and returns what to show of it, payloads shown or hidden.
+    Read-only unless ``actions`` is True (retry, cancel, redrive, pause and resume).
+    ``auth`` is called with each request and must return True (or an awaitable of True)
+    to let it through; anything else is a 403. ``show_payloads=False`` hides payloads,
+    results, progress, idempotency keys and error messages (an error shows its
+    exception's class). ``error_redactor`` takes an error's text and returns what to
+    show of it, payloads shown or hidden.
     ``refresh`` is how often (seconds) a page updates its figures in place, 0 for never.
     ``secret`` keys the CSRF tokens; the default, random per app, is right unless several
     processes serve one dashboard behind a load balancer. ``clock`` defaults to the
@@ -115,6 +116,8 @@ def _routes() -> list[Route | Mount]:
         Route("/jobs/{job_id}/cancel", pages.cancel, methods=["POST"], name="cancel"),
         Route("/dead", pages.dead_letters, name="dead"),
         Route("/dead/redrive", pages.redrive, methods=["POST"], name="redrive"),
+        Route("/queues/{queue}/pause", pages.pause_queue, methods=["POST"], name="pause"),
+        Route("/queues/{queue}/resume", pages.resume_queue, methods=["POST"], name="resume"),
         Mount("/static", app=static, name="static"),
     ]
 

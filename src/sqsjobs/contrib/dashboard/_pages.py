@@ -36,6 +36,9 @@ NOTICES = {
     "cancelled": "Cancelled.",
     "not-cancelled": "Not cancelled: only a queued, delayed or running job can be cancelled.",
     "redriven": "Redrive done: dead jobs sent back to their queues: ",
+    "paused": "Paused: within seconds no worker starts a job of this queue; running jobs "
+    "finish and enqueues are kept.",
+    "resumed": "Resumed: workers start this queue's jobs again within seconds.",
 }
 STATUSES = [status.value for status in JobStatus]
 ORDERS = {"newest": True, "oldest": False}  # ?order=: which end of a list comes first
@@ -310,3 +313,23 @@ async def redrive(request: Request) -> Response:
     except JobConfigError as refused:
         return _render(request, "error.html", 400, message=str(refused))
     return RedirectResponse(f"{_path(request, 'dead')}?done=redriven&n={count}", 303)
+
+
+async def pause_queue(request: Request) -> Response:
+    return await _queue_action(request, paused=True)
+
+
+async def resume_queue(request: Request) -> Response:
+    return await _queue_action(request, paused=False)
+
+
+async def _queue_action(request: Request, *, paused: bool) -> Response:
+    """Pause or resume the queue the path names; back to the overview saying so."""
+    if await _checked_form(request) is None:
+        return _refused_csrf()
+    try:
+        await _dashboard(request).source.pause(request.path_params["queue"], paused)
+    except JobConfigError as refused:
+        return _render(request, "error.html", 400, message=str(refused))
+    done = "paused" if paused else "resumed"
+    return RedirectResponse(f"{_path(request, 'overview')}?done={done}", 303)

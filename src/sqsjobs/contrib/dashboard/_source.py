@@ -38,13 +38,16 @@ from ...core.store import (
     BatchStore,
     DepthStore,
     JobStore,
+    PauseStore,
     PresenceStore,
     RedriveStore,
     RetryStore,
     RoutedStore,
     StatsStore,
+    pause_store,
 )
 from ...core.times import epoch
+from ...core.validation import check_queue_name
 from . import _figures as figures
 from ._shared import Shared
 
@@ -80,6 +83,7 @@ class QueueSummary:
     workers: int | None = None  # alive workers serving it; None: the store keeps no presence
     last_claim_at: datetime | None = None  # when one of them last claimed from it
     reasons: tuple[str, ...] = ()  # what needs attention (``core.attention``)
+    paused_since: float | None = None  # when it was paused, fleet-wide; None: running
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,8 @@ class JobSource:
             {found.queue: found.counts for found in stats} if counted else figures.counts(records)
         )
         depths = {found.queue: _depths(found) for found in stats}
-        queues = sorted(set(await self.queue_names(records)) | set(counts))
+        paused = await self._paused(now)
+        queues = sorted(set(await self.queue_names(records)) | set(counts) | set(paused))
         serving = await self._serving(stats, records, now)
         summaries = []
         for queue in queues:
@@ -171,6 +176,7 @@ class JobSource:
                     served.workers,
                     served.last_claim_at,
                     tuple(reasons(health)),
+                    paused.get(queue),
                 )
             )
         attention = [reason for summary in summaries for reason in summary.reasons]
@@ -190,6 +196,19 @@ class JobSource:
         stats = await self.shared.read("stats", self._stats)
         depths = {found.queue: found.dead_letter_messages for found in stats}
         return {queue: depth for queue, depth in depths.items() if depth is not None}
+
+    async def _paused(self, now: float) -> Mapping[str, float]:
+        if isinstance(self.store, PauseStore):
+            return await self.store.paused(now)
+        return {}
+
+    async def pause(self, queue: str, paused: bool) -> None:
+        """Pause or resume ``queue`` for the whole fleet (``JobConfigError``: not a queue
+        this store has, or a store that cannot pause)."""
+        store = pause_store(self.store)
+        self.shared.forget()
+        name = check_queue_name(queue)
+        await (store.pause(name, self.clock()) if paused else store.resume(name, self.clock()))
 
     async def _stats(self) -> list[QueueStats]:
         if isinstance(self.store, StatsStore):
