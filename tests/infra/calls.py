@@ -7,6 +7,11 @@ that window, so a request that went around the transports would show up as a mis
 ``Deployed.granted`` reads a role's managed policy back from the emulator's IAM, with
 every reference resolved, for comparison; ``Deployed.request`` turns a request into
 what IAM evaluates (``tests/infra/iam.py``), since the emulator enforces no policy.
+
+A ``TransactWriteItems`` is noted as IAM authorises it: one request per entry on the
+stack's table, each of its own action (a ``Put`` is ``dynamodb:PutItem``) with its own
+condition keys; entries on other tables (an application's own, in
+``enqueue_in_transaction``) are for the application's own policy, not the stack's.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from sqsjobs.aws.wire.protocol import Call
 from sqsjobs.testing import RequestCounts
 from tests.aws.emulator import COUNTER
 
-from .iam import Context, Request, dynamodb_context
+from .iam import TRANSACT_WRITE, Context, Request, dynamodb_context, transaction_entries
 
 TABLE_KEY = "pk"  # the job table's partition key
 
@@ -50,10 +55,17 @@ class Sent:
     action: str  # the API's name: PutItem
     resource: str  # the ARN IAM authorises it on
     params: Mapping[str, Any]
+    # The request that carried it, when it is an entry of one: TransactWriteItems.
+    enclosing: str | None = None
 
     @property
     def grant(self) -> tuple[str, str]:
         return iam_action(self.service, self.action), self.resource
+
+    @property
+    def served(self) -> tuple[str, str]:
+        """The request as the emulator served (and counted) it."""
+        return self.service, self.enclosing or self.action
 
 
 @dataclass(frozen=True)
@@ -134,14 +146,31 @@ class Deployed:
         """``sent`` as IAM authorises it: its action, resource and condition keys."""
         context: Context = {}
         if sent.service == "dynamodb":
-            context = dynamodb_context(sent.action, sent.params, TABLE_KEY)
+            context = dynamodb_context(sent.action, sent.params, TABLE_KEY, sent.enclosing)
         return Request(iam_action(sent.service, sent.action), sent.resource, context)
 
-    def sent(self, call: Call) -> Sent:
-        """A call built here (not sent) as the recorder would have noted it."""
+    def sends(self, call: Call) -> list[Sent]:
+        """What ``call`` asks of this stack's resources, as IAM authorises it: the call
+        itself, or each entry of a transaction on the stack's table; nothing if it names
+        none of them."""
+        action = action_name(call.operation)
+        if call.service == "dynamodb" and action == TRANSACT_WRITE:
+            entries = [
+                (entry, params, self.resource(Call("dynamodb", "", params)))
+                for entry, params in transaction_entries(call.params)
+            ]
+            return [
+                Sent("dynamodb", entry, resource, params, enclosing=action)
+                for entry, params, resource in entries
+                if resource is not None
+            ]
         resource = self.resource(call)
-        assert resource is not None, call
-        return Sent(call.service, action_name(call.operation), resource, call.params)
+        return [] if resource is None else [Sent(call.service, action, resource, call.params)]
+
+    def sent(self, call: Call) -> Sent:
+        """A call built here (not sent) as the recorder would have noted it: one request."""
+        (found,) = self.sends(call)
+        return found
 
     def granted(self, policy: str) -> list[Grant]:
         """The (action, resource) pairs of the deployed ``{policy}PolicyArn``."""
@@ -188,11 +217,10 @@ class Recorder:
         self._lock = threading.Lock()
 
     def note(self, call: Call) -> None:
-        resource = self.stack.resource(call)
-        if self._on and resource is not None:
-            sent = Sent(call.service, action_name(call.operation), resource, call.params)
+        if self._on:
+            found = self.stack.sends(call)
             with self._lock:
-                self._sent.append(sent)
+                self._sent += found
 
     @contextmanager
     def role(self) -> Iterator[Usage]:

@@ -48,6 +48,23 @@ DynamoDB Developer Guide, "Using IAM policy conditions for fine-grained access c
     specify the names of all of the primary key and index key attributes").
     ``dynamodb:ReturnValues``: "the ReturnValues parameter always has a value (NONE
     unless otherwise specified)" for ``UpdateItem``.
+
+DynamoDB Developer Guide, "Using IAM with DynamoDB transactions"
+(https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html):
+
+    "Permissions for Put, Update, Delete, and Get actions are governed by the permissions
+    used for the underlying PutItem, UpdateItem, DeleteItem, and GetItem operations. For
+    the ConditionCheck action, you can use the dynamodb:ConditionCheckItem permission".
+
+So there is no ``dynamodb:TransactWriteItems`` action to grant: each entry of a
+``TransactWriteItems`` is a request of its own action, on its own table (an entry names
+its ``TableName``), with its own condition keys worked out from the entry as from that
+action's request, and ``dynamodb:EnclosingOperation`` the transaction (the guide's
+examples allow or deny "only transactional operations" by it). An entry carries no
+``ReturnValues`` (only ``ReturnValuesOnConditionCheckFailure``, for which DynamoDB has
+no condition key), and AWS does not say what ``dynamodb:ReturnValues`` is for it, so a
+policy that conditions an entry on it is ``Unmodelled``; nor does it say what
+``EnclosingOperation`` is outside a transaction, so that is ``Unmodelled`` too.
 """
 
 from __future__ import annotations
@@ -64,8 +81,23 @@ Decision = Literal["allowed", "implicitly denied", "explicitly denied"]
 STATEMENT_FIELDS = {"Sid", "Effect", "Action", "Resource", "Condition"}
 QUALIFIERS = {"", "ForAllValues", "ForAnyValue"}
 # Item actions: their request names the items by key, so LeadingKeys is known.
-ITEM_ACTIONS = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "BatchGetItem"}
+ITEM_ACTIONS = {
+    "GetItem",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "BatchGetItem",
+    "ConditionCheckItem",
+}
 WRITE_ACTIONS = {"PutItem", "UpdateItem", "DeleteItem"}  # take ReturnValues, NONE by default
+TRANSACT_WRITE = "TransactWriteItems"
+# A TransactWriteItems entry's operation, and the action that authorises it.
+TRANSACT_WRITE_ENTRIES = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+}
 EXPRESSIONS = (
     "UpdateExpression",
     "ConditionExpression",
@@ -170,19 +202,34 @@ def _listed(value: str | Iterable[str]) -> list[str]:
 # -- the request context of a DynamoDB call ----------------------------------------------
 
 
-def dynamodb_context(action: str, params: Mapping[str, Any], partition_key: str) -> Context:
-    """The DynamoDB condition keys of one request (``action`` as the API names it).
+def transaction_entries(params: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """A ``TransactWriteItems``'s entries as IAM authorises them: each one's action
+    (``PutItem`` for a ``Put``) and its request, which names its own table."""
+    entries: list[tuple[str, Mapping[str, Any]]] = []
+    for entry in params["TransactItems"]:
+        if len(entry) != 1 or set(entry) - set(TRANSACT_WRITE_ENTRIES):
+            raise Unmodelled(f"transaction entry {sorted(entry)}")
+        ((operation, request),) = entry.items()
+        entries.append((TRANSACT_WRITE_ENTRIES[operation], request))
+    return entries
+
+
+def dynamodb_context(
+    action: str, params: Mapping[str, Any], partition_key: str, enclosing: str | None = None
+) -> Context:
+    """The DynamoDB condition keys of one request (``action`` as the API names it), or of
+    one entry of a transaction (``enclosing``: ``TransactWriteItems``).
 
     ``LeadingKeys`` is worked out for item actions only: a ``Query``'s is the partition
     value in its key condition, which this evaluator does not parse, so a policy that
     conditions a query on it is ``Unmodelled`` rather than taken as absent.
     """
-    context: dict[str, Values] = {
-        "dynamodb:attributes": tuple(sorted(attributes(action, params))),
-        "dynamodb:returnvalues": (
-            (str(params.get("ReturnValues", "NONE")),) if action in WRITE_ACTIONS else None
-        ),
-    }
+    context: dict[str, Values] = {"dynamodb:attributes": tuple(sorted(attributes(action, params)))}
+    if enclosing is None:
+        returned = params.get("ReturnValues", "NONE")
+        context["dynamodb:returnvalues"] = (str(returned),) if action in WRITE_ACTIONS else None
+    else:
+        context["dynamodb:enclosingoperation"] = (enclosing,)
     if action in ITEM_ACTIONS:
         keys = _items(action, params)
         context["dynamodb:leadingkeys"] = tuple(str(key[partition_key]["S"]) for key in keys)

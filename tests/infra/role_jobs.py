@@ -1,9 +1,12 @@
 """The jobs the policy tests give each role to run, and how they wait for them.
 
 Besides the everyday jobs, each role meets the items it writes least often, so that
-every kind of item its policy lets it write (``job#``, ``body#``, ``limit#``) is one its
-code was seen writing: a long payload (kept in a body item), a job old enough that a
-claim or a retry must extend its body, and a handler with a fleet-wide limit.
+every kind of item its policy lets it write (``job#``, ``body#``, ``limit#``,
+``batch#``) is one its code was seen writing: a long payload (kept in a body item), a
+job old enough that a claim or a retry must extend its body, a handler with a
+fleet-wide limit, and composed jobs (``composed_jobs``): a chain, a fan-in, a child of
+a job that dies, and batches with callbacks, one of them started by a handler. What a
+crash between two steps leaves (``strand``) is the reconciler's to settle.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 import boto3  # type: ignore[import-untyped]
 
-from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobRegistry
+from sqsjobs import Batch, EnqueueRequest, Job, JobContext, JobQueue, JobRegistry
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS
 from sqsjobs.aws.wire.items import BODY_EXTEND_WITHIN, BODY_LIFE, item_from_job
@@ -91,10 +94,32 @@ class Ledger:
             sent = await queue.enqueue("archive", payload, lease=LEASE, priority=7)
             return sent.job.id
 
+        async def split(ctx: JobContext) -> str:
+            # A handler's batch, with a callback, and a job that waits for this one.
+            pieces = [EnqueueRequest("piece", {"n": n}, lease=LEASE) for n in range(2)]
+            made = await queue.batch(pieces, on_complete=EnqueueRequest("pieced", lease=LEASE))
+            await queue.enqueue("stitch", {"batch": made.id}, lease=LEASE, after=[ctx.job.id])
+            return made.id
+
+        async def joined(ctx: JobContext) -> int:
+            # A child: every parent's result, read as its run starts.
+            assert len(ctx.parent_results) == len(ctx.job.after) and ctx.batch is None
+            return len(ctx.parent_results)
+
+        async def callback(ctx: JobContext) -> int:
+            # A batch's callback: its batch's figures, read as its run starts.
+            assert ctx.batch is not None and ctx.batch.open == 0
+            return ctx.batch.completed
+
         registry.add("capped", capped, concurrency=2)
         registry.add("fan_out", fan_out)
-        registry.add("archive", self.handlers()["ok"])
-        registry.add("aged", self.handlers()["ok"])
+        registry.add("split", split)
+        for name in ("archive", "aged", "extract", "part", "render", "piece"):
+            registry.add(name, self.handlers()["ok"])
+        for name in ("transform", "load", "merge", "orphan", "stitch"):
+            registry.add(name, joined)
+        for name in ("summary", "mail_all", "tally", "celebrate", "pieced"):
+            registry.add(name, callback)
         return registry
 
     def on_complete(self, job: Job) -> None:
@@ -116,6 +141,67 @@ def worker_jobs() -> list[EnqueueRequest]:
         EnqueueRequest("capped", {"report": "2031-02"}, lease=LEASE, tenant="globex"),
         EnqueueRequest("fan_out", {"order": "ord-118"}, lease=LEASE),
     ]
+
+
+COMPOSED = dict.fromkeys(
+    [
+        *("extract", "transform", "load", "part", "merge", "split", "piece", "pieced"),
+        *("stitch", "render", "summary", "mail_all", "tally"),
+    ],
+    "completed",
+)  # how the composed jobs end, by name, as the ledger sees it (orphan, celebrate: cancelled)
+
+
+async def composed_jobs(queue: JobQueue) -> dict[str, str]:
+    """Jobs that wait for others, and batches, for a worker to run to the end: a chain,
+    a fan-in, a child of a job that dies (cancelled with it), a batch that succeeds (both
+    callbacks run) and one with a death (``on_success`` cancelled), and a handler that
+    starts a batch of its own. The ids of the jobs that end cancelled."""
+    extract = await queue.enqueue("extract", {"table": "orders"}, lease=LEASE)
+    transform = await queue.enqueue("transform", lease=LEASE, after=[extract.job.id])
+    await queue.enqueue("load", lease=LEASE, after=[transform.job.id])
+    parts = await queue.enqueue_many([EnqueueRequest("part", {"n": n}) for n in range(3)])
+    await queue.enqueue("merge", lease=LEASE, after=[part.job.id for part in parts])
+    doomed = await queue.enqueue("doomed", {"card": "…0019"}, lease=LEASE, max_attempts=1)
+    orphan = await queue.enqueue("orphan", lease=LEASE, after=[doomed.job.id])
+    await queue.batch(
+        [EnqueueRequest("render", {"invoice": n}, lease=LEASE) for n in range(3)],
+        on_complete=EnqueueRequest("summary", {"month": "2031-02"}, lease=LEASE),
+        on_success=EnqueueRequest("mail_all", lease=LEASE),
+    )
+    failing = await queue.batch(
+        [
+            EnqueueRequest("render", {"invoice": 4}, lease=LEASE),
+            EnqueueRequest("doomed", {"card": "…0027"}, lease=LEASE, max_attempts=1),
+        ],
+        on_complete=EnqueueRequest("tally", lease=LEASE),
+        on_success=EnqueueRequest("celebrate", lease=LEASE),
+    )
+    await queue.enqueue("split", {"order": "ord-119"}, lease=LEASE)
+    return {"orphan": orphan.job.id, "celebrate": failing.callback_ids[1]}
+
+
+async def strand(stack: Deployed, queue: JobQueue) -> tuple[str, Batch]:
+    """What a worker killed between two steps leaves, for the reconciler: a child still
+    waiting for a parent whose record says completed (the release never followed), and
+    a batch whose only job's completion was never counted. Their parents and the job are
+    delayed an hour, so no worker meets them first; the child's id, and the batch."""
+    parent = await queue.enqueue("extract", delay=3600.25, lease=LEASE)
+    child = await queue.enqueue("transform", lease=LEASE, after=[parent.job.id])
+    batch = await queue.batch(
+        [EnqueueRequest("render", delay=3600.25, lease=LEASE)],
+        on_complete=EnqueueRequest("summary", lease=LEASE),
+    )
+    dynamodb = boto3.client("dynamodb", endpoint_url=stack.endpoint)
+    for job_id in (parent.job.id, *batch.job_ids):
+        dynamodb.update_item(
+            TableName=stack.table,
+            Key={"pk": {"S": f"job#{job_id}"}},
+            UpdateExpression="SET #s = :c",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":c": {"S": "completed"}},
+        )
+    return child.job.id, batch
 
 
 def write_without_message(stack: Deployed) -> None:

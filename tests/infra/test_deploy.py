@@ -240,19 +240,21 @@ def test_an_update_the_emulator_cannot_make_fails_the_deploy_naming_what_is_gone
 def test_a_stack_of_the_release_before_updates_but_for_the_policy_the_emulator_drops(
     aws_endpoint: str, stack_name: str
 ) -> None:
-    """0.2's stack updates in place: same table, every output but the worker's managed
-    policy, whose grant this release widens (presence records): the emulator cannot update
-    a managed policy and drops it from the stack, so the deploy fails naming it. On AWS
-    the policy is updated and every output stays."""
+    """0.2's stack updates in place: same table, every output but the managed policies
+    whose grants this release widens (the worker's for presence records; the producer's,
+    the worker's and the operator's for jobs that wait for others and batches): the
+    emulator cannot update a managed policy and drops it from the stack, so the deploy
+    fails naming them. On AWS the policies are updated and every output stays."""
     cloudformation = client("cloudformation", aws_endpoint)
     body = git("show", f"{PREVIOUS_0_2}:{TEMPLATE_FILE}").decode()  # 0.2.0's template
     made = Deployment(cloudformation, stack_name).run(body, {})
     with pytest.raises(StackOutputsMissing) as raised:
         deploy_stack(stack_name, endpoint_url=aws_endpoint)
     error = raised.value
-    assert (error.status, error.missing) == ("UPDATE_COMPLETE", ("WorkerPolicyArn",))
+    widened = ("ProducerPolicyArn", "WorkerPolicyArn", "OperatorPolicyArn")
+    assert (error.status, error.missing) == ("UPDATE_COMPLETE", widened)
     assert error.outputs["TableName"] == made["TableName"]
-    assert set(made) - {"WorkerPolicyArn"} <= set(error.outputs)
+    assert set(made) - set(widened) <= set(error.outputs)
 
 
 def test_stack_tags_are_given_added_to_and_kept(aws_endpoint: str, stack_name: str) -> None:

@@ -2,7 +2,8 @@
 
 The examples are the IAM User Guide's ("Creating a condition with multiple keys or
 values") and the DynamoDB Developer Guide's ("Using IAM policy conditions for
-fine-grained access control"), with the verdicts those pages give.
+fine-grained access control", "Using IAM with DynamoDB transactions"), with the verdicts
+those pages give.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from .iam import (
+    TRANSACT_WRITE,
     Context,
     Request,
     Unmodelled,
@@ -21,6 +23,7 @@ from .iam import (
     dynamodb_context,
     expression_names,
     like,
+    transaction_entries,
 )
 
 THREAD = "arn:aws:dynamodb:us-west-2:123456789012:table/Thread"
@@ -246,3 +249,98 @@ def test_return_values_are_as_sent_and_none_when_omitted() -> None:
 def test_a_placeholder_without_a_name_raises() -> None:
     with pytest.raises(Unmodelled):
         expression_names("SET #ghost = :v", {})
+
+
+# -- transactions: the DynamoDB guide's "Using IAM with DynamoDB transactions" ------------
+
+TABLE04 = "arn:aws:dynamodb:us-west-2:123456789012:table/table04"
+ITEM_WRITES = ["dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+ALL_FIVE = [*ITEM_WRITES, "dynamodb:DeleteItem", "dynamodb:GetItem"]
+TRANSACTIONAL = {
+    "ForAnyValue:StringEquals": {
+        "dynamodb:EnclosingOperation": ["TransactWriteItems", "TransactGetItems"]
+    }
+}
+
+
+def transaction(*entries: dict[str, Any]) -> list[Request]:
+    """Each entry of a ``TransactWriteItems`` as IAM authorises it."""
+    return [
+        on(
+            f"dynamodb:{action}",
+            dynamodb_context(action, params, "UserId", TRANSACT_WRITE),
+            TABLE04,
+        )
+        for action, params in transaction_entries({"TransactItems": list(entries)})
+    ]
+
+
+def entries(user: str = "amzn1.account.ZOË") -> list[dict[str, Any]]:
+    """One entry of each kind, on ``user``'s items of table04."""
+    table = {"TableName": "table04"}
+    return [
+        {"Put": table | {"Item": key(user) | {"TopScore": {"N": "5842"}}}},
+        {"Update": table | {"Key": key(user), "UpdateExpression": "SET Wins = Wins + :one"}},
+        {"Delete": table | {"Key": key(user)}},
+        {"ConditionCheck": table | {"Key": key(user), "ConditionExpression": "Wins > :n"}},
+    ]
+
+
+def test_each_entry_is_authorised_as_its_own_action() -> None:
+    requests = transaction(*entries())
+    assert [r.action for r in requests] == [
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:ConditionCheckItem",
+    ]
+    # Example 1: the item actions allow a transaction of them.
+    example_1 = statement(ALL_FIVE, resource=TABLE04)
+    assert [allowed([example_1], r) for r in requests] == [True] * 4
+    # Without ConditionCheckItem, the ConditionCheck entry is refused; without DeleteItem
+    # the Delete: there is no TransactWriteItems action to grant them.
+    writes = statement(ITEM_WRITES[1:], resource=TABLE04)
+    assert [allowed([writes], r) for r in requests] == [True, True, False, False]
+    transact = statement("dynamodb:TransactWriteItems", resource=TABLE04)
+    assert [allowed([transact], r) for r in requests] == [False] * 4
+
+
+def test_entries_have_the_transaction_as_their_enclosing_operation() -> None:
+    requests = transaction(*entries())
+    # Example 2 allows only transactional operations; example 3 denies them.
+    only_transactions = statement(ALL_FIVE, TRANSACTIONAL, resource=TABLE04)
+    assert [allowed([only_transactions], r) for r in requests] == [True] * 4
+    deny = statement(ALL_FIVE, TRANSACTIONAL, resource=TABLE04, effect="Deny")
+    allow = statement(ALL_FIVE[1:], resource=TABLE04)
+    assert {decide([deny, allow], r) for r in requests} == {"explicitly denied"}
+
+
+def test_an_entry_s_condition_keys_are_its_own() -> None:
+    """Leading keys and attributes are each entry's, worked out as for its action."""
+    mine, theirs = transaction(*entries()), transaction(*entries("amzn1.account.BJÖRN"))
+    own_items = OWN_ITEMS | {"Action": ALL_FIVE, "Resource": TABLE04}
+    assert [allowed([own_items], r) for r in mine] == [True] * 4
+    assert [allowed([own_items], r) for r in theirs] == [False] * 4
+    assert mine[1].context["dynamodb:attributes"] == ("GameTitle", "UserId", "Wins")
+
+
+def test_return_values_of_an_entry_are_not_modelled() -> None:
+    """An entry has no ``ReturnValues``, and AWS does not say what the key is for it."""
+    put = {"Item": key("z")}
+    entry = on("dynamodb:PutItem", dynamodb_context("PutItem", put, "UserId", TRANSACT_WRITE))
+    returns_none = statement(
+        "dynamodb:PutItem", {"StringEquals": {"dynamodb:ReturnValues": "NONE"}}
+    )
+    with pytest.raises(Unmodelled):
+        decide([returns_none], entry)
+
+
+def test_the_enclosing_operation_of_a_request_alone_is_not_modelled() -> None:
+    alone = on("dynamodb:PutItem", dynamodb_context("PutItem", {"Item": key("z")}, "UserId"))
+    with pytest.raises(Unmodelled):
+        decide([statement("dynamodb:PutItem", TRANSACTIONAL)], alone)
+
+
+def test_an_entry_of_no_known_kind_raises() -> None:
+    with pytest.raises(Unmodelled):
+        transaction_entries({"TransactItems": [{"Get": {"TableName": "table04"}}]})

@@ -5,7 +5,8 @@ it, the way its code runs in production (the library for producers, workers, the
 handlers and readers; the command line for operators). The requests they send, as IAM
 actions on resource ARNs, must equal what the deployed policy grants, pair for pair: a
 grant nobody uses is a failure just like a call the policy would refuse. Batch calls
-count as their single-message action (``SendMessageBatch`` is ``sqs:SendMessage``).
+count as their single-message action (``SendMessageBatch`` is ``sqs:SendMessage``), and
+each entry of a ``TransactWriteItems`` as its own item action (``calls.py``).
 
 The emulator does not enforce IAM, so these tests compare; cfn-lint and
 ``test_templates`` check the policies' form.
@@ -21,7 +22,7 @@ import boto3  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner, Result
 
-from sqsjobs import Cron, EnqueueRequest, JobQueue, JobStatus, JobWorker, SyncJobQueue
+from sqsjobs import BatchStatus, Cron, EnqueueRequest, JobQueue, JobStatus, JobWorker, SyncJobQueue
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.aws.lambda_ import make_cron_handler, make_lambda_handler, make_reconcile_handler
 from sqsjobs.aws.transports.aio import AioTransport
@@ -33,16 +34,19 @@ from sqsjobs.cli import main
 from sqsjobs.infra import deploy_stack
 from tests.lambda_.conftest import Context, receive_event
 
-from .calls import Deployed, Grant, Recorder, Usage, iam_action
-from .iam import allowed
+from .calls import Deployed, Grant, Recorder, Sent, Usage, iam_action
+from .iam import allowed, attributes, condition_holds
 from .role_jobs import (
+    COMPOSED,
     LEASE,
     Ledger,
     aged_clock,
     aged_store,
     attachment,
+    composed_jobs,
     eventually,
     minute_turning,
+    strand,
     worker_jobs,
     write_without_message,
 )
@@ -83,16 +87,30 @@ def recorder(stack: Deployed, monkeypatch: pytest.MonkeyPatch) -> Recorder:
 def assert_policy_is_what_was_sent(stack: Deployed, role: str, usage: Usage) -> None:
     # The emulator served exactly what the transports sent: nothing went around them.
     served = set(usage.served.requests)
-    assert served == {(s.service, s.action) for s in usage.sent}
+    assert served == {s.served for s in usage.sent}
     granted = stack.granted(role)
     assert {(g.action, g.resource) for g in granted} == usage.grants()
     # Each request, with its condition keys, is one the policy allows (as IAM evaluates
     # it, ``iam.py``), and each condition admits no more than the requests sent.
     statements = stack.statements(role)
     assert [s for s in usage.sent if not allowed(statements, stack.request(s))] == []
-    for grant in granted:
-        if grant.condition is not None:
-            assert normalized(grant.condition) == condition_for(stack, usage, grant)
+    conditioned = [grant for grant in granted if grant.condition is not None]
+    # Where an action has several conditioned statements, each request is one's alone:
+    # none of them is redundant, and each is fitted to its own requests.
+    assert [s for s in usage.sent if len(admitting(stack, conditioned, s)) > 1] == []
+    for grant in conditioned:
+        assert normalized(grant.condition) == condition_for(stack, usage, grant)
+
+
+def admitting(stack: Deployed, grants: list[Grant], sent: Sent) -> list[Grant]:
+    """The ``grants`` of ``sent``'s action and resource whose condition admits it."""
+    context = stack.request(sent).context
+    return [
+        grant
+        for grant in grants
+        if (grant.action, grant.resource) == sent.grant
+        and condition_holds(grant.condition or {}, context)
+    ]
 
 
 def normalized(node: Any) -> Any:
@@ -108,15 +126,15 @@ def kind(key: str) -> str:
 
 
 def condition_for(stack: Deployed, usage: Usage, grant: Grant) -> dict[str, Any]:
-    """The condition that admits exactly the ``grant``'s calls, as sent: the kinds of
-    item they write and, where the policy limits these, the attributes they name and
-    what they ask back."""
-    calls = [s for s in usage.sent if s.grant == (grant.action, grant.resource)]
+    """The condition that admits exactly the ``grant``'s calls, as sent (those of its
+    action and resource that it admits): the kinds of item they write and, where the
+    policy limits these, the attributes they name and what they ask back."""
+    calls = [s for s in usage.sent if admitting(stack, [grant], s)]
     assert grant.action in ITEM_WRITES and calls, grant
     contexts = [stack.request(sent).context for sent in calls]
 
     def union(key: str) -> list[str]:
-        return sorted({value for context in contexts for value in context[key] or ()})
+        return sorted({value for context in contexts for value in context.get(key) or ()})
 
     leading = sorted({kind(key) for key in union("dynamodb:leadingkeys")})
     expected: dict[str, Any] = {
@@ -136,9 +154,24 @@ def condition_for(stack: Deployed, usage: Usage, grant: Grant) -> dict[str, Any]
 # -- producers ----------------------------------------------------------------------------
 
 
+def orders_table(stack: Deployed) -> str:
+    """The application's own table, beside the stack's: its writes join the jobs' in one
+    transaction, under a statement of the application's (README), not the stack's."""
+    name = f"{stack.name}-orders"
+    dynamodb = boto3.client("dynamodb", endpoint_url=stack.endpoint)
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return name
+
+
 async def test_producers_send_what_the_producer_policy_grants(
     stack: Deployed, recorder: Recorder
 ) -> None:
+    orders = orders_table(stack)
     with recorder.role() as usage:
         # resend_after=0: a duplicate always finds its record's message overdue.
         store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint, resend_after=0.0)
@@ -167,13 +200,80 @@ async def test_producers_send_what_the_producer_policy_grants(
             # The Lambda cron function of Lambda-only deployments is a producer too.
             crons = make_cron_handler(store=store, crons=[Cron("* * * * *", "cache.warm")])
             ticks = await asyncio.to_thread(crons, {"source": "aws.events"}, None)
+            # Jobs that wait for others: each reads its parents and links itself onto
+            # every one (a chain, whose second link is onto a waiting job, and fan-ins).
+            extract = await queue.enqueue("etl.extract", {"table": "orders"})
+            transform = await queue.enqueue("etl.transform", after=[extract.job.id])
+            load = blocking.enqueue("etl.load", after=[transform.job.id])
+            fan_in = [many[0].job.id, many[2].job.id, scanned.job.id]
+            merged = await queue.enqueue("etl.merge", after=fan_in)
+            merged_too = blocking.enqueue_many(
+                [EnqueueRequest("etl.audit", after=[load.job.id, merged.job.id])]
+            )
+            # A batch of 30 (two shards), its callbacks waiting for it; and its figures.
+            batch = await queue.batch(
+                [EnqueueRequest("invoice.render", {"invoice": n}) for n in range(30)],
+                on_complete=EnqueueRequest("invoice.summary", attachment(seed=9)),
+                on_success=EnqueueRequest("invoice.mail_all"),
+            )
+            status = await queue.batch_status(batch.id)
+            small = blocking.batch([EnqueueRequest("invoice.render", {"invoice": 31})])
+            # The application's own write and two jobs (one with a body) in one
+            # transaction; then a transaction of jobs alone.
+            new_order = {
+                "TableName": orders,
+                "Item": {"pk": {"S": "order#A-1001"}, "total_cents": {"N": "1999"}},
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+            confirm = EnqueueRequest("order.confirm", {"order": "A-1001"}, idempotency_key="A-1001")
+            archive = EnqueueRequest("order.archive", attachment(seed=11), tenant="acme")
+            committed = await queue.enqueue_in_transaction([confirm, archive], [{"Put": new_order}])
+            audited = blocking.enqueue_in_transaction([EnqueueRequest("order.audit")], [])
         finally:
             await store.aclose()
     assert (again.duplicate, again.job.id) == (True, first.job.id)
     assert ticks == {"enqueued": 5, "duplicates": 0}
-    (resent,) = usage.calls("UpdateItem")  # the duplicate re-sent the overdue message
+    waiting = [transform, load, merged, *merged_too]
+    assert {result.job.status for result in waiting} == {JobStatus.WAITING}
+    assert status is not None and (status.total, status.open) == (30, 30)
+    assert (len(small.job_ids), small.callback_ids) == (1, ())
+    assert [r.duplicate for r in committed + audited] == [False] * 3
+    updates = usage.calls("UpdateItem")
+    # The duplicate re-sent the overdue message; every other update is a child's link.
+    (resent,) = [u for u in updates if "resent_at" in attributes("UpdateItem", u.params)]
     assert resent.params["Key"] == {"pk": item_from_job(first.job, None, DEFAULT_SHARDS)["pk"]}
+    linked = [extract.job.id, transform.job.id, *fan_in, load.job.id, merged.job.id]
+    assert sorted(key(u) for u in updates if u is not resent) == sorted(f"job#{i}" for i in linked)
+    # Each transaction's job entries are PutItems of records; the order's is not the
+    # stack's to grant.
+    entries = [s for s in usage.sent if s.enclosing == "TransactWriteItems"]
+    assert sorted(key(s) for s in entries) == sorted(f"job#{r.job.id}" for r in committed + audited)
+    assert {s.action for s in entries} == {"PutItem"}
+    kept = boto3.client("dynamodb", endpoint_url=stack.endpoint).get_item(
+        TableName=orders, Key={"pk": {"S": "order#A-1001"}}
+    )
+    assert "Item" in kept
     assert_policy_is_what_was_sent(stack, "Producer", usage)
+
+
+def key(sent: Sent) -> str:
+    """The partition key of the item a request names."""
+    named = sent.params.get("Key") or sent.params["Item"]
+    return str(named["pk"]["S"])
+
+
+async def look_up(
+    stack: Deployed, job_ids: list[str], batch_id: str
+) -> tuple[list[JobStatus | None], BatchStatus | None]:
+    """How jobs and a batch stand, read once a role's window has closed (so these reads
+    are not the role's)."""
+    store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint)
+    try:
+        queue = JobQueue(store)
+        jobs = [await queue.get(job_id) for job_id in job_ids]
+        return [job.status if job else None for job in jobs], await queue.batch_status(batch_id)
+    finally:
+        await store.aclose()
 
 
 # -- workers ------------------------------------------------------------------------------
@@ -196,6 +296,8 @@ async def test_workers_and_the_lambda_handlers_send_what_the_worker_policy_grant
         sqs = boto3.client("sqs", endpoint_url=stack.endpoint)
         event = receive_event(sqs, stack.queue_url, 3)  # as Lambda's poller does
         await producer.enqueue_many(worker_jobs())
+        cancelled = await composed_jobs(producer)
+        stranded, open_batch = await strand(stack, producer)
         # Enqueued long ago: its claim must extend its body.
         await JobQueue(aged, clock=aged_clock).enqueue("aged", attachment(seed=3), lease=LEASE)
         write_without_message(stack)
@@ -219,10 +321,13 @@ async def test_workers_and_the_lambda_handlers_send_what_the_worker_policy_grant
             worker.start()
             names = dict.fromkeys(["ok", "flaky", "long", "tick", "capped"], "completed")
             names |= dict.fromkeys(["fan_out", "archive", "aged"], "completed")
+            names |= COMPOSED  # children released, batches counted, callbacks run
             names["doomed"] = "dead"
             await eventually(lambda: ledger.finished == names, "every job and a cron tick")
             await worker.stop()
-            report = await store.reconcile(grace=0)  # the pass ``sqsjobs worker`` runs
+            # The pass ``sqsjobs worker`` runs: it also releases the stranded child and
+            # counts the open batch's job, releasing its callback.
+            report = await store.reconcile(grace=0)
         finally:
             await store.aclose()
         # Lambda functions read the environment, and find the DLQ by the redrive policy.
@@ -236,7 +341,12 @@ async def test_workers_and_the_lambda_handlers_send_what_the_worker_policy_grant
             await asyncio.to_thread(reconcile, {}, None)
         finally:
             lambda_store.close()
-    assert report.resent >= 1 and report.dead == 0
+    assert report.resent >= 1 and report.dead == 0 and report.settled >= 2
+    settled = [*cancelled.values(), stranded, *open_batch.callback_ids]
+    statuses, counted = await look_up(stack, settled, open_batch.id)
+    # Cancelled for their parent's death; released by the reconciler.
+    assert statuses == [JobStatus.CANCELLED] * len(cancelled) + [JobStatus.QUEUED] * 2
+    assert counted is not None and (counted.completed, counted.open) == (1, 0)
     assert len(batch["batchItemFailures"]) == 1  # flaky: named, hidden for its backoff
     assert usage.calls("GetQueueUrl")
     assert_policy_is_what_was_sent(stack, "Worker", usage)
@@ -250,11 +360,17 @@ async def test_readers_send_what_the_reader_policy_grants(
 ) -> None:
     setup = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint)
     try:
-        written = SyncJobQueue(setup).enqueue_many(
+        producer = SyncJobQueue(setup)
+        written = producer.enqueue_many(
             [
                 EnqueueRequest("invoice.send", {"invoice": n}, tenant=t)
                 for n, t in [(8, "acme"), (9, "globex"), (10, None)]
             ]
+        )
+        child = producer.enqueue("invoice.archive", after=[written[2].job.id]).job
+        batch = producer.batch(
+            [EnqueueRequest("invoice.render", {"invoice": n}) for n in (11, 12)],
+            on_complete=EnqueueRequest("invoice.summary"),
         )
     finally:
         setup.close()
@@ -265,6 +381,8 @@ async def test_readers_send_what_the_reader_policy_grants(
             assert await reader.get(written[1].job.id) == written[1].job
             page = await reader.list(queue="default", status=JobStatus.QUEUED, tenant="acme")
             assert [job.id for job in page.jobs] == [written[0].job.id]
+            waiting = await reader.list(status=JobStatus.WAITING)
+            status = await reader.batch_status(batch.id)  # a dashboard's batch page
             (counted,) = await store.stats()
         finally:
             await store.aclose()
@@ -272,7 +390,14 @@ async def test_readers_send_what_the_reader_policy_grants(
             monkeypatch.setenv(name, value)
         with SqsJobStore.from_env() as dashboard:  # no DLQ URLs: found through GetQueueUrl
             dashboard.sync.stats()
-    assert counted.counts[JobStatus.QUEUED] == 3
+            assert SyncJobQueue(dashboard).batch_status(batch.id) == status
+        shown = [cli(stack, "jobs", "show", job_id) for job_id in (child.id, *batch.job_ids)]
+    assert counted.counts[JobStatus.QUEUED] == 5 and counted.counts[JobStatus.WAITING] == 2
+    assert sorted(job.id for job in waiting.jobs) == sorted([child.id, *batch.callback_ids])
+    assert status is not None and (status.total, status.open) == (2, 2)
+    assert [r.exit_code for r in shown] == [0, 0, 0]
+    assert written[2].job.id in shown[0].output  # the parent it waits for
+    assert [batch.id in r.output for r in shown[1:]] == [True, True]
     assert_policy_is_what_was_sent(stack, "Reader", usage)
 
 
@@ -288,8 +413,10 @@ def cli(stack: Deployed, *args: str, env: bool = False) -> Result:
 
 
 async def operator_jobs(stack: Deployed) -> dict[str, str]:
-    """The ids of two dead jobs (with their DLQ copies), a completed and a waiting one;
-    and a job enqueued long ago and never claimed, whose body ``reconcile`` extends."""
+    """The ids of two dead jobs (with their DLQ copies), a completed and a delayed one;
+    a job waiting for a delayed one, with a child of its own; a batch's only job, with
+    both callbacks; and a job enqueued long ago and never claimed, whose body
+    ``reconcile`` extends."""
     store = SqsJobStore.from_stack(stack.name, endpoint_url=stack.endpoint, wait_time=1.0)
     aged = aged_store(stack)
     ledger = Ledger()
@@ -313,6 +440,14 @@ async def operator_jobs(stack: Deployed) -> dict[str, str]:
         await worker.stop()
         waiting = await queue.enqueue("ok", {"order": 4}, delay=3600.25)
         await JobQueue(aged, clock=aged_clock).enqueue("ok", attachment(seed=5))
+        parent = await queue.enqueue("ok", {"order": 5}, delay=3600.25)
+        child = await queue.enqueue("ok", {"order": 6}, after=[parent.job.id])
+        grandchild = await queue.enqueue("ok", {"order": 7}, after=[child.job.id])
+        batch = await queue.batch(
+            [EnqueueRequest("ok", {"order": 8}, delay=3600.25)],
+            on_complete=EnqueueRequest("ok", {"order": 9}),
+            on_success=EnqueueRequest("ok", {"order": 10}),
+        )
     finally:
         await store.aclose()
         await aged.aclose()
@@ -320,8 +455,25 @@ async def operator_jobs(stack: Deployed) -> dict[str, str]:
         "dead": made[0].job.id,
         "redriven": made[1].job.id,
         "done": made[2].job.id,
-        "waiting": waiting.job.id,
+        "waiting": waiting.job.id,  # delayed: it waits for its time
+        "child": child.job.id,  # waiting for a parent
+        "grandchild": grandchild.job.id,
+        "batch": batch.id,
+        "batch job": batch.job_ids[0],
+        "on_complete": batch.callback_ids[0],
+        "on_success": batch.callback_ids[1],
     }
+
+
+# What the operator's cancels leave: the waiting job's child cancelled with it; the
+# batch ended by its only job's cancel, so on_complete released and on_success cancelled.
+CANCEL_ENDS = {
+    "child": JobStatus.CANCELLED,
+    "grandchild": JobStatus.CANCELLED,
+    "batch job": JobStatus.CANCELLED,
+    "on_complete": JobStatus.QUEUED,
+    "on_success": JobStatus.CANCELLED,
+}
 
 
 async def test_operators_send_what_the_operator_policy_grants(
@@ -331,12 +483,20 @@ async def test_operators_send_what_the_operator_policy_grants(
     with recorder.role() as usage:
         results = {
             "cancel": cli(stack, "jobs", "cancel", ids["waiting"]),
+            # Its child is cancelled with it; a batch's last job ends its batch.
+            "cancel a waiting job": cli(stack, "jobs", "cancel", ids["child"]),
+            "cancel a batch's job": cli(stack, "jobs", "cancel", ids["batch job"]),
+            "show a batch's job": cli(stack, "jobs", "show", ids["batch job"]),
             "retry": cli(stack, "jobs", "retry", ids["dead"]),
             "dlq list": cli(stack, "dlq", "list"),
             "redrive": cli(stack, "dlq", "redrive"),
             "reconcile": cli(stack, "reconcile", "--grace", "0"),
             "stats": cli(stack, "stats"),
             "stats from the environment": cli(stack, "stats", env=True),
+            # The fleet's pause: one UpdateItem of the control item each, and a read.
+            "pause": cli(stack, "queues", "pause", "default"),
+            "queues list": cli(stack, "queues", "list"),
+            "resume": cli(stack, "queues", "resume", "default"),
         }
         refused = cli(stack, "jobs", "cancel", ids["done"])  # explained with a GetItem
     assert {what: r.exit_code for what, r in results.items()} == dict.fromkeys(results, 0), {
@@ -344,6 +504,9 @@ async def test_operators_send_what_the_operator_policy_grants(
     }
     assert (refused.exit_code, "already completed" in refused.output) == (1, True)
     assert results["redrive"].output.startswith("Redriven 1 job(s)"), results["redrive"].output
+    statuses, status = await look_up(stack, [ids[what] for what in CANCEL_ENDS], ids["batch"])
+    assert dict(zip(CANCEL_ENDS, statuses, strict=True)) == CANCEL_ENDS
+    assert status is not None and (status.cancelled, status.open) == (1, 0)
     assert_policy_is_what_was_sent(stack, "Operator", usage)
 
 

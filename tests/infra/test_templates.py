@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
+from sqsjobs.aws.wire.batches import root_key, shard_key
 from sqsjobs.aws.wire.index_keys import DEFAULT_SHARDS, INDEX, INDEX_PROJECTION, LEGACY_INDEX
 from sqsjobs.aws.wire.items import (
     BODY_PREFIX,
+    CHILDREN,
     RESENT_AT,
     TTL_ATTRIBUTE,
     item_from_job,
@@ -49,9 +51,10 @@ UNTAGGABLE = {"AWS::IAM::ManagedPolicy", "AWS::SQS::QueuePolicy", "AWS::Lambda::
 # What each role's policy grants; tests/infra/test_policies.py derives these from the
 # calls each role sends on the emulator, and checks each statement's resources.
 PRODUCER_ACTIONS = {
+    "dynamodb:BatchGetItem",  # a job's parents (after=), a batch's shards (batch_status)
     "dynamodb:GetItem",  # get
-    "dynamodb:PutItem",  # enqueue, enqueue_many (conditional puts)
-    "dynamodb:UpdateItem",  # a duplicate re-sending an overdue message: resent_at and updated_at
+    "dynamodb:PutItem",  # enqueue, enqueue_many, batch, enqueue_in_transaction's job entries
+    "dynamodb:UpdateItem",  # a duplicate's re-send (resent_at), a child's link (children)
     "sqs:SendMessage",  # also SendMessageBatch
     "cloudformation:DescribeStacks",  # SqsJobStore.from_stack
 }
@@ -489,30 +492,37 @@ def test_each_role_gets_its_actions(template: dict[str, Any], policy: str) -> No
 
 
 @BOTH
-def test_the_producers_update_touches_only_what_a_resend_writes_and_reads(
+def test_the_producers_updates_touch_only_what_a_resend_and_a_link_write_and_read(
     template: dict[str, Any],
 ) -> None:
-    """A record's key, ``resent_at`` and ``updated_at``: never its ``status``."""
-    (update,) = [
+    """A record's key with ``resent_at`` and ``updated_at`` (a re-send), or with
+    ``children`` and the ``status`` its condition reads (a child's link onto a parent):
+    one statement each, so neither lets an update name the other's attributes."""
+    updates = [
         s for s in statements(template, "ProducerPolicy") if "UpdateItem" in str(s["Action"])
     ]
-    assert update["Action"] == "dynamodb:UpdateItem"
-    assert update["Condition"] == {
-        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["job#*"]},
-        "ForAllValues:StringEquals": {
-            "dynamodb:Attributes": [*job_key("x"), RESENT_AT, "updated_at"]
-        },
-        "StringEquals": {"dynamodb:ReturnValues": "NONE"},
-    }
+    assert [update["Action"] for update in updates] == ["dynamodb:UpdateItem"] * 2
+    assert [update["Condition"] for update in updates] == [
+        {
+            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["job#*"]},
+            "ForAllValues:StringEquals": {"dynamodb:Attributes": [*job_key("x"), *named]},
+            "StringEquals": {"dynamodb:ReturnValues": "NONE"},
+        }
+        for named in ([RESENT_AT, "updated_at"], [CHILDREN, "status"])
+    ]
 
 
-# The kinds of item each role may write, by partition key (dynamodb:LeadingKeys).
-KINDS = ["job#*", "body#*", "limit#*", "worker#*"]
+# The kinds of item each role may write, by partition key (dynamodb:LeadingKeys), in
+# each statement that grants the action.
+KINDS = ["job#*", "body#*", "limit#*", "worker#*", "batch#*"]
 WRITES = {
-    "ProducerPolicy": {"dynamodb:PutItem": ["job#*", "body#*"], "dynamodb:UpdateItem": ["job#*"]},
-    "WorkerPolicy": {"dynamodb:PutItem": KINDS, "dynamodb:UpdateItem": KINDS},
+    "ProducerPolicy": {
+        "dynamodb:PutItem": [["job#*", "body#*", "batch#*"]],
+        "dynamodb:UpdateItem": [["job#*"], ["job#*"]],  # a re-send, a child's link
+    },
+    "WorkerPolicy": {"dynamodb:PutItem": [KINDS], "dynamodb:UpdateItem": [KINDS]},
     "ReaderPolicy": {},
-    "OperatorPolicy": {"dynamodb:UpdateItem": ["job#*", "body#*"]},
+    "OperatorPolicy": {"dynamodb:UpdateItem": [["job#*", "body#*", "batch#*", "control#*"]]},
 }
 ITEM_WRITES = {
     "dynamodb:PutItem",
@@ -527,22 +537,24 @@ ITEM_WRITES = {
 def test_each_role_writes_only_the_kinds_of_item_it_needs(
     template: dict[str, Any], policy: str
 ) -> None:
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[list[str]]] = {}
     for statement in statements(template, policy):
         for action in ITEM_WRITES.intersection(_listed(statement["Action"])):
             condition = statement["Condition"]["ForAllValues:StringLike"]
-            found[action] = condition["dynamodb:LeadingKeys"]
+            found.setdefault(action, []).append(condition["dynamodb:LeadingKeys"])
     assert found == WRITES[policy]
 
 
 def test_each_kind_s_pattern_matches_its_items_keys_and_no_other_kind_s() -> None:
     keys = {
-        "job#*": job_pk("3f9c2a"),
-        "body#*": f"{BODY_PREFIX}3f9c2a#9d41e07b5c2a8f16",  # a body's key: {id}#{nonce}
-        "limit#*": slot_pk("concurrency/mail.send/acme", 7),
-        "worker#*": presence_pk("worker-3f9c2a7d41e0"),
+        ("job#*", job_pk("3f9c2a")),
+        ("body#*", f"{BODY_PREFIX}3f9c2a#9d41e07b5c2a8f16"),  # a body's key: {id}#{nonce}
+        ("limit#*", slot_pk("concurrency/mail.send/acme", 7)),
+        ("worker#*", presence_pk("worker-3f9c2a7d41e0")),
+        ("batch#*", root_key("3f9c2a")["pk"]["S"]),  # a batch's root
+        ("batch#*", shard_key("3f9c2a", 7)["pk"]["S"]),  # and one of its shards
     }
-    assert {(p, k) for p in KINDS for k in keys.values() if like(p, k)} == set(keys.items())
+    assert {(p, k) for p in KINDS for _, k in keys if like(p, k)} == keys
 
 
 @BOTH

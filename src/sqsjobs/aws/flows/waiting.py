@@ -107,7 +107,15 @@ def link(layout: Layout, child: Job, parent_ids: Sequence[str], now: float) -> F
         if isinstance(reply, ConditionFailed):
             item = reply.item if reply.item is not None and is_record(reply.item) else None
             status = CANCELLED if item is None else readable(item, "UpdateItem").job.status
-            yield from parent_ended(layout, parent_id, status, [child.id], now, gone=item is None)
+            try:
+                yield from parent_ended(
+                    layout, parent_id, status, [child.id], now, gone=item is None
+                )
+            except AwsError:
+                # Refused, or not allowed: the templates' producer role may link a child
+                # but not settle one. The child waits, written; the reconciler settles it
+                # once its grace period has passed (``settle_stranded``).
+                continue
         elif isinstance(reply, AwsError):
             raise reply  # the child waits; the reconciler links what this did not
 
