@@ -30,6 +30,8 @@ from sqsjobs.testing.payloads import json_size, order_document, random_document
 
 from .emulator import METER
 
+pytestmark = pytest.mark.usefixtures("one_pause_read")
+
 
 async def run_one_job(store: SqsJobStore, prefix: str, payload: Any) -> list[Write | Read]:
     """Enqueue, claim and complete one job; the meter's records of this store's table."""
@@ -39,6 +41,7 @@ async def run_one_job(store: SqsJobStore, prefix: str, payload: Any) -> list[Wri
         return "done"
 
     worker = JobWorker(queue, {"bill": bill}, queues=["default"])
+    await store.paused(time.time())  # read now: the claim below trusts it (``one_pause_read``)
     with METER.record() as records:
         result = await queue.enqueue("bill", payload, tenant="cafe-nord")
         assert await worker.run_once()

@@ -7,9 +7,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from sqsjobs import JobConfigError, JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
+from sqsjobs.aws.wire.protocol import AwsError, Call
 from sqsjobs.aws.wire.sqs import body
 
 from .emulator import COUNTER
@@ -158,3 +160,32 @@ async def test_a_child_crossed_off_but_never_released_is_released_by_the_reconci
     assert (await store.reconcile(grace=0.01)).settled == 1
     released = await queue.get(child.id)
     assert released is not None and released.status is JobStatus.QUEUED
+
+
+async def test_a_producer_that_may_not_settle_a_child_leaves_it_to_the_reconciler(
+    store: SqsJobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The templates' producer role may link a child to a parent, not cancel the child
+    (IAM refuses it): a parent already cancelled makes the enqueue's own settling fail.
+    The enqueue still succeeds, the child waits, and the reconciler cancels it."""
+    queue = JobQueue(store)
+    parent = (await queue.enqueue("invoice.render", {"nr": "RE-2026-0414"}, delay=3600)).job
+    assert await queue.cancel(parent.id)
+    sent = store._send
+
+    async def as_the_producer_role(call: Call) -> Any:
+        key = call.params.get("Key", {}).get("pk", {}).get("S", "")
+        if call.operation == "update_item" and key != f"job#{parent.id}":
+            error = ClientError({"Error": {"Code": "AccessDeniedException"}}, "UpdateItem")
+            raise AwsError("AccessDeniedException", "not authorized", "update_item", error)
+        return await sent(call)
+
+    monkeypatch.setattr(store, "_send", as_the_producer_role)
+    child = (await queue.enqueue("invoice.mail", {"an": "zoë@example.org"}, after=[parent.id])).job
+    assert child.status is JobStatus.WAITING
+    monkeypatch.undo()
+    report = await store.reconcile(grace=0)
+    assert report.settled == 1
+    settled = await queue.get(child.id)
+    assert settled is not None and settled.status is JobStatus.CANCELLED
+    assert settled.last_error is not None and parent.id in settled.last_error
