@@ -99,6 +99,10 @@ class Job(BaseModel):
     # value of at most 1 KiB, written with the run's heartbeats and its outcome
     # (``core.progress``); ``None`` until a run reports any.
     progress: JsonValue | None = None
+    # Its debounce key (``enqueue(debounce_key=..., debounce=...)``): until it starts, an
+    # enqueue with the same key, queue and tenant replaces its payload and moves its
+    # ``run_at``; ``None`` for a job enqueued without one.
+    debounce_key: str | None = None
 
 
 def untenanted_group(queue: str) -> str:

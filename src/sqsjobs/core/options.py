@@ -3,7 +3,8 @@
 ``JobQueue.enqueue``, ``SyncJobQueue.enqueue`` and the tenant views take them as
 ``**options: Unpack[EnqueueOptions]``; a cron (``Cron(options=...)``,
 ``JobRegistry.cron(**options)``) takes ``CronOptions``, the same less the idempotency
-key, which its tick sets, and the parents, which a schedule cannot name.
+key, which its tick sets, the parents, which a schedule cannot name, and debouncing,
+which a schedule's ticks would only merge.
 ``EnqueueRequest`` has one field per option, so an option added here and not there fails
 ``tests/core/test_options.py``.
 
@@ -19,6 +20,9 @@ key, which its tick sets, and the parents, which a schedule cannot name.
     lease            seconds a claim holds the job between heartbeats
     labels           free-form tags kept on the record (``core.fields``)
     after            ids of parent jobs: it waits until every one has completed
+    debounce_key     one job per key (and tenant) until it starts: a later enqueue with
+                     the key replaces its payload and moves it ``debounce`` seconds on
+    debounce         seconds (or a timedelta) after the last such enqueue that it runs
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ class EnqueueOptions(CronOptions, total=False):
 
     idempotency_key: str | None
     after: Sequence[str] | None
+    debounce_key: str | None
+    debounce: float | timedelta | None
 
 
 def enqueue_request(where: str, name: str, payload: Any, options: EnqueueOptions) -> EnqueueRequest:

@@ -41,6 +41,8 @@ class EnqueueRequest:
     lease: float | timedelta | None = None
     labels: Mapping[str, str] | None = None
     after: Sequence[str] | None = None
+    debounce_key: str | None = None
+    debounce: float | timedelta | None = None
 
 
 StatusFilter = JobStatus | str | Iterable[JobStatus | str] | None  # list()'s status=

@@ -68,6 +68,7 @@ class Record:
     children: set[str] = field(default_factory=set)  # jobs that wait, or waited, for this one
     batch_id: str | None = None  # its batch (``batches``), and which callback of it, if one
     batch_callback: str | None = None
+    debounce_key: str | None = None  # one unstarted job per key (``debounce``)
 
     @classmethod
     def from_job(cls, job: Job, fingerprint: str | None) -> Record:
@@ -99,6 +100,7 @@ class Record:
             trace_context=None if job.trace_context is None else dict(job.trace_context),
             batch_id=job.batch_id,
             batch_callback=job.batch_callback,
+            debounce_key=job.debounce_key,
             data_json={
                 f.name: dump_json(getattr(job, f.name))
                 for f in DATA_FIELDS
@@ -137,6 +139,7 @@ class Record:
             history_count=self.history_count,
             progress=None if self.progress_json is None else json.loads(self.progress_json),
             children=sorted(self.children),
+            debounce_key=self.debounce_key,
             batch_id=self.batch_id,
             batch_callback=self.batch_callback,
             **{name: json.loads(value) for name, value in self.data_json.items()},

@@ -9,9 +9,8 @@ Claims are O(log n): each queue keeps three heaps whose entries carry the record
 ``version`` at push time, and an entry whose version no longer matches is dropped when
 it surfaces (lazy deletion), so no operation scans every job.
 
-- ``ready``: claimable now, ordered priority desc, run_at, created_at, id;
-- ``delayed``: by run_at, moved to ``ready`` when due;
-- ``leases``: by lease_until, so an expired lease is found at the next claim.
+``ready`` (claimable now, by priority desc, run_at, created_at, id), ``delayed`` (by
+run_at, moved to ``ready`` when due), ``leases`` (by lease_until: found at the next claim).
 
 Retention is a fourth, store-wide heap of terminal records by expiry, purged only when
 the store is full: reads judge expiry themselves, so purging is about memory, not truth.
@@ -52,6 +51,7 @@ from ..core.requests import EnqueueResult, JobFilter, JobPage
 from ..core.validation import page_limit
 from ..observe.log import LOGGER_NAME, Event, log_event
 from .batches import BatchRules
+from .debounce import DebounceRules
 from .pauses import PauseRules
 from .queue_index import QueueIndex
 from .record import Progress, Record
@@ -59,7 +59,7 @@ from .record import Progress, Record
 _logger = logging.getLogger(LOGGER_NAME)
 
 
-class MemoryCore(BatchRules, PauseRules):
+class MemoryCore(BatchRules, PauseRules, DebounceRules):
     """The records and their indexes; every public method takes the lock once."""
 
     def __init__(
@@ -97,6 +97,8 @@ class MemoryCore(BatchRules, PauseRules):
         return results
 
     def _put(self, job: Job, fingerprint: str | None, now: float) -> EnqueueResult:
+        if job.debounce_key is not None and (held := self.debounced(job, now)):
+            return held
         if job.idempotency_key is not None:
             existing = self._holder((job.queue, job.tenant, job.idempotency_key), now)
             if existing is not None:
@@ -118,6 +120,7 @@ class MemoryCore(BatchRules, PauseRules):
         if record.idempotency_key is not None:
             self.keys[(record.queue, record.tenant, record.idempotency_key)] = record.id
         self._index(record)
+        self.hold_key(record)
         if job.after:
             self.wait_for(record, parents, now)
         return EnqueueResult(record.to_job(), duplicate=False)
@@ -378,6 +381,7 @@ class MemoryCore(BatchRules, PauseRules):
 
     def _drop(self, record: Record) -> None:
         del self.records[record.id]
+        self.free_key(record)
         if record.idempotency_key is not None:
             self.keys.pop((record.queue, record.tenant, record.idempotency_key), None)
 

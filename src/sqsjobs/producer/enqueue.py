@@ -29,6 +29,7 @@ from ..core.validation import (
     LEASE,
     TIMEOUT,
     Span,
+    check_debounce,
     check_group,
     check_idempotency_key,
     check_job_name,
@@ -174,7 +175,8 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
     tenant = None if request.tenant is None else check_tenant(request.tenant)
     group = check_group(request.group, tenant) if request.group is not None else tenant
     group = group or untenanted_group(queue)
-    run_at = _run_at(request, now)
+    debounced = _debounced(request, key)
+    run_at = _run_at(request, now) if debounced is None else now + debounced[1]
     payload, _ = checked_json(request.payload, config.payload_max_bytes)
     if config.registry is not None:
         check_handled(config.registry, name, payload)
@@ -203,6 +205,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
         result=None,
         group=group,
         timeout_explicit=request.timeout is not None,
+        debounce_key=None if debounced is None else debounced[0],
         **data,
     )
     return Prepared(job, None if key is None else fingerprint_of(name, tenant, payload))
@@ -226,6 +229,32 @@ def check_handled(registry: JobRegistry, name: str, payload: Any) -> None:
         spec.parse(payload)
     except JobFatalError as refused:  # names where and how, never what the payload held
         raise JobConfigError("invalid_payload", f"Job {name!r}: {refused}") from None
+
+
+def _debounced(request: EnqueueRequest, key: str | None) -> tuple[str, float] | None:
+    """The debounce key and seconds, refused beside what they would contradict: a key
+    of its own (one job per key for good, not until it starts), parents (a debounced job
+    waits for its burst to end, not for other jobs) or a time of its own."""
+    debounced = check_debounce(request.debounce_key, request.debounce)
+    if debounced is None:
+        return None
+    clash = [
+        name
+        for name, given in (
+            ("idempotency_key", key),
+            ("after", request.after),
+            ("delay", request.delay),
+            ("run_at", request.run_at),
+        )
+        if given
+    ]
+    if clash:
+        raise JobConfigError(
+            "invalid_option",
+            f"debounce_key does not go with {', '.join(clash)}: a debounced job runs "
+            "debounce seconds after its burst's last enqueue, once",
+        )
+    return debounced
 
 
 def _run_at(request: EnqueueRequest, now: float) -> float:
