@@ -16,7 +16,7 @@ import pytest
 
 from sqsjobs import JobQueue, JobStatus
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.aws.flows.claim import Refusal, why_refused
+from sqsjobs.aws.flows.refusals import Refusal, why_refused
 from sqsjobs.aws.wire.items import stored_from_item
 from sqsjobs.aws.wire.sqs import (
     MAX_DELAY,

@@ -4,12 +4,25 @@ enqueue; once it has started, the next enqueue is a new job. Per tenant, like ke
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from sqsjobs import EnqueueRequest, JobConfigError, JobQueue, JobStatus
+from sqsjobs import EnqueueRequest, Job, JobConfigError, JobQueue, JobStatus
 
 from .harness import Harness
 from .support import claim
+
+
+async def claim_soon(harness: Harness) -> list[Job]:
+    """A claim, tried again a few times: on SQS the first may only merge the burst's
+    slot into its record and send the message back (``flows.debounce``)."""
+    for _ in range(20):
+        jobs = await claim(harness)
+        if jobs:
+            return jobs
+        await asyncio.sleep(0.1)
+    return []
 
 
 def queue_of(harness: Harness) -> JobQueue:
@@ -23,7 +36,7 @@ async def test_a_burst_is_one_job_with_the_last_payload_due_after_the_last_enque
     first = await queue.enqueue("search.reindex", {"rev": 1}, debounce_key="user-42", debounce=5)
     assert not first.duplicate and first.job.status is JobStatus.DELAYED
     assert first.job.debounce_key == "user-42"
-    harness.advance_clock(2.5)
+    await harness.advance(2.5)
     later = [
         await queue.enqueue(
             "search.reindex", {"rev": rev, "name": "Zoë"}, debounce_key="user-42", debounce=5
@@ -32,9 +45,10 @@ async def test_a_burst_is_one_job_with_the_last_payload_due_after_the_last_enque
     ]
     assert [(r.duplicate, r.job.id) for r in later] == [(True, first.job.id)] * 2
     assert later[-1].job.payload == {"rev": 3, "name": "Zoë"}
+    await harness.advance(2.6)  # the first enqueue's 5 s are over, the last one's not
     assert await claim(harness) == []  # due 5 s after the last enqueue, not the first
-    harness.advance_clock(5.1)
-    [job] = await claim(harness)
+    await harness.advance(2.6)
+    [job] = await claim_soon(harness)
     assert (job.id, job.payload) == (first.job.id, {"rev": 3, "name": "Zoë"})
     after = await queue.enqueue("search.reindex", {"rev": 4}, debounce_key="user-42", debounce=5)
     assert not after.duplicate and after.job.id != first.job.id  # it started: a new job

@@ -11,6 +11,7 @@ once) cannot both run it. A refused write returns the record as it was (ALL_OLD)
     running, lease over, attempts left  ──► taken over (``takeover``): claimed after all
     running, lease over, last attempt   ──► record dead, message to the DLQ
     delayed, not due (delays > 15 min)  ──► hide it until due, or re-send a fresh one
+    debounced, its slot not merged      ──► merge it, or hide until due (``debounce``)
     belongs to another queue            ──► DLQ, like a malformed body
     not a record this library can read  ──► DLQ, like a malformed body (record dead if
                                              the claim was written)
@@ -24,18 +25,12 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Mapping, Sequence
-from enum import Enum
 from types import MappingProxyType
 from typing import NamedTuple
 
 from ...core.errors import MAX_ERROR_CHARS, describe_error
 from ...core.lifecycle import DEAD as DEAD_STATUS
 from ...core.lifecycle import (
-    DELAYED,
-    NEEDS_NO_MESSAGE,
-    RUNNING,
-    ClaimDecision,
-    claim_decision,
     retention_end,
 )
 from ...core.models import Job
@@ -46,22 +41,13 @@ from ..wire.items import UNDECODABLE, Stored, is_record, stored_from_item
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, Reply
 from ..wire.sqs import Hide, MalformedMessage, Message, Resend
+from . import debounce
 from .bodies import claim_horizon, extend_bodies, read_bodies
 from .messages import MessagePlan, carry_out
 from .moved_back import MovedBack, moved_back
+from .refusals import Refusal, why_refused
 from .takeover import record_dead_at_lease_end, take_over
 from .unanswered import late, no_answer, own_claim, undo
-
-
-class Refusal(Enum):
-    """Why a claim write was refused, which decides what its message needs."""
-
-    DELETE = "delete"
-    MISROUTED = "misrouted"
-    LEASE_ENDED = "lease_ended"
-    LEASED = "leased"
-    NOT_DUE = "not_due"
-    LEAVE = "leave"
 
 
 class Delivery(NamedTuple):
@@ -98,28 +84,6 @@ class Claimed:
         self.unanswered: list[tuple[str, str]] = []  # (job id, token): claims with no answer
         self.undone: list[str] = []  # job ids whose unanswered claim applied late, undone now
         self.moved_back: list[MovedBack] = []  # dead jobs' messages SQS moved back from a DLQ
-
-
-def why_refused(stored: Stored | None, queue: str, now: float, skew: float) -> Refusal:
-    """Why a claim write was refused, and so what the message needs.
-
-    Judged on the stored instants, by the rule the claim's condition applies.
-    """
-    if stored is None or stored.past_retention(now) or stored.job.status in NEEDS_NO_MESSAGE:
-        return Refusal.DELETE
-    job = stored.job
-    if job.queue != queue:
-        return Refusal.MISROUTED
-    decision = claim_decision(
-        job.status, stored.run_at, stored.lease_until, job.attempts, job.max_attempts, now, skew
-    )
-    if decision is ClaimDecision.DEAD:
-        return Refusal.LEASE_ENDED
-    if decision is ClaimDecision.SKIP and job.status is RUNNING:
-        return Refusal.LEASED
-    if decision is ClaimDecision.SKIP and job.status is DELAYED:
-        return Refusal.NOT_DUE
-    return Refusal.LEAVE
 
 
 def claim_received(
@@ -385,12 +349,24 @@ def _refused(
             if key is not None:
                 plan.keys[message.message_id] = key
             claimed.copies_due[message.message_id] = (job.id, job.queue, now)
-    elif refusal is Refusal.LEASED:
+    elif refusal in COMES_BACK:
         assert stored is not None
-        plan.return_at(message, _after_lease(message, stored, now, layout))
-    elif refusal is Refusal.NOT_DUE:
-        assert stored is not None
-        plan.return_at(message, sqs.plan_return(message, stored.run_at, now, info, hop=True))
+        plan.return_at(message, (yield from _back_when(layout, refusal, message, stored, now)))
+
+
+# The refusals whose message comes back later, unclaimed: when, ``_back_when`` says.
+COMES_BACK = frozenset({Refusal.LEASED, Refusal.NOT_DUE, Refusal.DEBOUNCED})
+
+
+def _back_when(
+    layout: Layout, refusal: Refusal, message: Message, stored: Stored, now: float
+) -> Flow[Hide | Resend]:
+    if refusal is Refusal.LEASED:
+        return _after_lease(message, stored, now, layout)
+    if refusal is Refusal.NOT_DUE:
+        info = layout.info(stored.job.queue)
+        return sqs.plan_return(message, stored.run_at, now, info, hop=True)
+    return (yield from debounce.merged(layout, stored, message, now))
 
 
 def _after_lease(message: Message, stored: Stored, now: float, layout: Layout) -> Hide | Resend:

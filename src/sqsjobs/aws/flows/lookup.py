@@ -12,7 +12,7 @@ from ..wire import dynamo, transitions
 from ..wire.items import is_record, payload_text, readable
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow
-from . import endings
+from . import debounce, endings
 from .bodies import get_body
 
 
@@ -25,6 +25,8 @@ def get(layout: Layout, job_id: str, now: float) -> Flow[Job | None]:
     stored = readable(item, "GetItem")
     if stored.past_retention(now):
         return None
+    if debounce.pending(stored):  # a later enqueue's payload, if any, is in its slot
+        return (yield from debounce.latest(layout, stored))
     if stored.needs_payload and stored.body_pk:  # a long payload lives in its body item
         body = yield get_body(layout.table, stored.body_pk)
         if "Item" in body:
@@ -60,4 +62,6 @@ def cancel(layout: Layout, job_id: str, now: float, by: str | None = None) -> Fl
         return False
     with contextlib.suppress(AwsError):  # children left waiting: the reconciler settles them
         yield from endings.ended(layout, reply.get("Attributes"), now)
+    with contextlib.suppress(AwsError):  # a burst ended unrun: the next enqueue is a new job
+        yield from debounce.ended(layout, reply.get("Attributes"), now)
     return True

@@ -24,11 +24,22 @@ from ...core.errors import JobBatchError, JobConfigError, JobIdempotencyConflict
 from ...core.lifecycle import WAITING, initial_status
 from ...core.models import Job, message_group
 from ...core.requests import EnqueueResult
+from ...core.times import utc
 from ..wire import dynamo, sqs
-from ..wire.items import AWAITING, Attributes, Stored, keyed_id, readable, text
+from ..wire.debounce import slot_pk
+from ..wire.items import (
+    AWAITING,
+    DEBOUNCE_SLOT,
+    WAITS,
+    Attributes,
+    Stored,
+    keyed_id,
+    readable,
+    text,
+)
 from ..wire.layout import Layout
 from ..wire.protocol import AwsError, ConditionFailed, Flow, Parallel, public_error
-from . import waiting
+from . import debounce, waiting
 from .bodies import new_items, put_body
 from .new_messages import body_of, deliver_all, send_new
 from .resend import mark_resent, message_overdue
@@ -47,6 +58,8 @@ def placed(job: Job) -> Job:
 def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[EnqueueResult]:
     """Write the record, then send its message; a job with parents waits without one
     (``waiting``), linked to each parent it waits for."""
+    if job.debounce_key is not None:
+        return (yield from _put_debounced(layout, job, now))
     refuse_unsendable(layout.url(job.queue), job, now)
     awaits: list[str] = []
     if job.after:
@@ -61,6 +74,33 @@ def put(layout: Layout, job: Job, fingerprint: str | None, now: float) -> Flow[E
         return EnqueueResult((yield from _reread(layout, result.job)), duplicate=False)
     yield from send_new(layout, result.job, now)
     return result
+
+
+def _put_debounced(layout: Layout, job: Job, now: float) -> Flow[EnqueueResult]:
+    """Join ``job``'s burst, or start one with ``job`` as its job."""
+    if layout.record_format < WAITS:
+        raise JobConfigError(
+            "invalid_option",
+            f"debounce_key writes records that 0.2 releases cannot read, and this store "
+            f"writes record format {layout.record_format}: once no 0.2 release reads the "
+            f"table, write format {WAITS}, the default",
+        )
+    refuse_unsendable(layout.url(job.queue), job, now)
+    assert job.debounce_key is not None
+    pk = slot_pk(job.queue, job.tenant, job.debounce_key)
+    slot = yield from debounce.join(layout, pk, job, now)
+    holder = slot["job_id"]["S"]
+    if holder != job.id:  # a burst under way: its job, with this enqueue's payload and time
+        created = utc(float(slot["created_at"]["N"]))
+        held = job.model_copy(update={"id": holder, "created_at": created})
+        return EnqueueResult(held, duplicate=True)
+    record, body = new_items(layout, job, None)
+    record[DEBOUNCE_SLOT] = text(pk)
+    if body is not None:
+        yield put_body(layout.table, body)
+    yield from put_record(layout.table, record, now)
+    yield from send_new(layout, job, now)
+    return EnqueueResult(job, duplicate=False)
 
 
 def _reread(layout: Layout, job: Job) -> Flow[Job]:
@@ -190,7 +230,7 @@ def put_many(layout: Layout, items: Sequence[PutEntry], now: float) -> Flow[list
     """
     for job, _ in items:  # an unknown queue or an unsendable delay: before anything is written
         refuse_unsendable(layout.url(job.queue), job, now)
-    if any(job.after for job, _ in items):
+    if any(job.after or job.debounce_key for job, _ in items):
         return (yield from _one_by_one(layout, items, now))
     results: list[EnqueueResult] = []
     for group in sqs.chunks([(placed(job), fp) for job, fp in items]):

@@ -158,9 +158,9 @@ def claim(
         ":token": text(token),
         ":queue": text(queue),
     }
-    if over is None:
+    if over is None:  # a debounced job's slot is merged first (``flows.debounce``)
         values |= statuses(QUEUED, DELAYED)
-        condition = f"#queue = :queue AND ({DUE_NOW})"
+        condition = f"#queue = :queue AND ({DUE_NOW}) AND attribute_not_exists(#debounce_slot)"
     else:
         values |= statuses(RUNNING) | {
             ":old_token": text(over[0]),

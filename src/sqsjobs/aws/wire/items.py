@@ -82,6 +82,7 @@ ITEM_VERSION = RECORD_FORMAT
 INLINE_PAYLOAD_BYTES = 512  # longer payloads go to a body item: the record stays within 1 KB
 BODY_PREFIX = "body#"
 PAYLOAD_Z = "payload_z"  # a long payload, compressed, kept in the record (binary)
+DEBOUNCE_SLOT = "debounce_slot"  # a debounced job's slot, until a claim merges it
 PACK_LEVEL = 6  # zlib's default: about 20 us per KB of JSON
 BODY_LIFE = 30 * 86_400.0  # a body outlives its job's run_at by this plus dead retention
 BODY_EXTEND_WITHIN = 15 * 86_400.0  # a claim extends a body with less than this (plus it) left
@@ -197,6 +198,7 @@ class Stored(NamedTuple):
     batch_shard: int | None = None  # a batch job's shard of its batch's counts (``batches``)
     awaiting: tuple[str, ...] = ()  # a waiting job's parents not yet completed
     children: tuple[str, ...] = ()  # the jobs waiting for this one (``wire.waiting``)
+    debounce_slot: str | None = None  # may hold a newer payload (``wire.debounce``)
 
     @property
     def needs_payload(self) -> bool:
@@ -268,6 +270,7 @@ def item_from_job(
         (PROGRESS, None if job.progress is None else dump_json(job.progress)),
         ("batch_id", job.batch_id),
         ("batch_callback", job.batch_callback),
+        ("debounce_key", job.debounce_key),
     ):
         if value is not None:
             item[name] = text(value)
@@ -334,6 +337,7 @@ def stored_from_item(item: Attributes) -> Stored:
         children=list(string_set(item, CHILDREN)),
         batch_id=_opt_s(item, "batch_id"),
         batch_callback=_opt_s(item, "batch_callback"),
+        debounce_key=_opt_s(item, "debounce_key"),
         **{f.name: json.loads(_s(item, f.name)) for f in DATA_FIELDS if f.name in item},
     )
     return Stored(
@@ -351,6 +355,7 @@ def stored_from_item(item: Attributes) -> Stored:
         batch_shard=_opt_i(item, BATCH_SHARD),
         awaiting=string_set(item, AWAITING),
         children=string_set(item, CHILDREN),
+        debounce_slot=_opt_s(item, DEBOUNCE_SLOT),
     )
 
 
