@@ -114,6 +114,15 @@ class Ledger:
         registry.add("capped", capped, concurrency=2)
         registry.add("fan_out", fan_out)
         registry.add("split", split)
+
+        async def reindex(ctx: JobContext) -> str:
+            # Merged from its burst's slot, which that ended: a handler's enqueue with
+            # the key starts a new burst, writing the slot whole (a worker is a producer).
+            later = await queue.enqueue("reindex_later", debounce_key="cat-w", debounce=3600)
+            assert not later.duplicate and ctx.payload == {"rev": 2}
+            return later.job.id
+
+        registry.add("reindex", reindex)
         for name in ("archive", "aged", "extract", "part", "render", "piece"):
             registry.add(name, self.handlers()["ok"])
         for name in ("transform", "load", "merge", "orphan", "stitch"):
@@ -146,7 +155,7 @@ def worker_jobs() -> list[EnqueueRequest]:
 COMPOSED = dict.fromkeys(
     [
         *("extract", "transform", "load", "part", "merge", "split", "piece", "pieced"),
-        *("stitch", "render", "summary", "mail_all", "tally"),
+        *("stitch", "render", "summary", "mail_all", "tally", "reindex"),
     ],
     "completed",
 )  # how the composed jobs end, by name, as the ledger sees it (orphan, celebrate: cancelled)
@@ -157,6 +166,11 @@ async def composed_jobs(queue: JobQueue) -> dict[str, str]:
     a fan-in, a child of a job that dies (cancelled with it), a batch that succeeds (both
     callbacks run) and one with a death (``on_success`` cancelled), and a handler that
     starts a batch of its own. The ids of the jobs that end cancelled."""
+    # A debounced burst: the worker's claim merges its slot into the record first.
+    for rev in (1, 2):
+        await queue.enqueue(
+            "reindex", {"rev": rev}, lease=LEASE, debounce_key="cat-w", debounce=0.3
+        )
     extract = await queue.enqueue("extract", {"table": "orders"}, lease=LEASE)
     transform = await queue.enqueue("transform", lease=LEASE, after=[extract.job.id])
     await queue.enqueue("load", lease=LEASE, after=[transform.job.id])

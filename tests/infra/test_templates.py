@@ -501,8 +501,8 @@ def test_the_producers_updates_touch_only_what_a_resend_and_a_link_write_and_rea
     updates = [
         s for s in statements(template, "ProducerPolicy") if "UpdateItem" in str(s["Action"])
     ]
-    assert [update["Action"] for update in updates] == ["dynamodb:UpdateItem"] * 2
-    assert [update["Condition"] for update in updates] == [
+    assert [update["Action"] for update in updates] == ["dynamodb:UpdateItem"] * 3
+    assert [update["Condition"] for update in updates[:2]] == [
         {
             "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["job#*"]},
             "ForAllValues:StringEquals": {"dynamodb:Attributes": [*job_key("x"), *named]},
@@ -510,19 +510,40 @@ def test_the_producers_updates_touch_only_what_a_resend_and_a_link_write_and_rea
         }
         for named in ([RESENT_AT, "updated_at"], [CHILDREN, "status"])
     ]
+    # A debounced enqueue's write of its burst's slot, which comes back whole: a slot
+    # holds no record's attribute, and no other kind of item is named.
+    assert updates[2]["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["debounce#*"]},
+        "ForAllValues:StringEquals": {
+            "dynamodb:Attributes": [
+                "pk",
+                "job_id",
+                "created_at",
+                "payload",
+                "run_at",
+                "updated_at",
+                "expires_at",
+                "v",
+            ]
+        },
+        "StringEquals": {"dynamodb:ReturnValues": "ALL_NEW"},
+    }
 
 
 # The kinds of item each role may write, by partition key (dynamodb:LeadingKeys), in
 # each statement that grants the action.
-KINDS = ["job#*", "body#*", "limit#*", "worker#*", "batch#*"]
+KINDS = ["job#*", "body#*", "limit#*", "worker#*", "batch#*", "debounce#*"]
 WRITES = {
     "ProducerPolicy": {
-        "dynamodb:PutItem": [["job#*", "body#*", "batch#*"]],
-        "dynamodb:UpdateItem": [["job#*"], ["job#*"]],  # a re-send, a child's link
+        "dynamodb:PutItem": [["job#*", "body#*", "batch#*", "debounce#*"]],
+        # a re-send, a child's link, a debounced enqueue's slot
+        "dynamodb:UpdateItem": [["job#*"], ["job#*"], ["debounce#*"]],
     },
     "WorkerPolicy": {"dynamodb:PutItem": [KINDS], "dynamodb:UpdateItem": [KINDS]},
     "ReaderPolicy": {},
-    "OperatorPolicy": {"dynamodb:UpdateItem": [["job#*", "body#*", "batch#*", "control#*"]]},
+    "OperatorPolicy": {
+        "dynamodb:UpdateItem": [["job#*", "body#*", "batch#*", "control#*", "debounce#*"]]
+    },
 }
 ITEM_WRITES = {
     "dynamodb:PutItem",

@@ -9,8 +9,9 @@ latest enqueue said, while its job has not started (``flows.debounce``).
     run_at       N     the latest enqueue's time plus its ``debounce``
     created_at   N     the burst's first enqueue
     updated_at   N     its latest
-    expires_at   N     TTL: ``run_at`` plus ``STRANDED``; a claim that merges the slot
-                       sets it to the merge's time, which ends the burst at once
+    expires_at   N     TTL: ``run_at`` plus ``STRANDED``; a claim that merges the slot,
+                       or a cancel of its job, sets it to ``ENDED``, which ends the burst
+                       at once, whatever clock the next enqueue reads
 
 An enqueue is one ``UpdateItem`` of the slot, refused only when the slot has expired (its
 job started, or it was stranded); the job's record names the slot (``debounce_slot``)
@@ -30,6 +31,7 @@ from .items import DEBOUNCE_SLOT, Attributes, job_key, number, text
 from .protocol import Call
 
 SLOT_PREFIX = "debounce#"
+ENDED = 0  # a slot's ``expires_at`` once its burst has ended: past for every clock
 # A slot outlives its latest ``run_at`` by this, for the claim that merges it; past it, a
 # slot whose job never ran (its producer died before writing the record) frees its key.
 STRANDED = 3600.0
@@ -106,10 +108,14 @@ def end(table: str, pk: str, job_id: str, now: float) -> Call:
     params = {
         "TableName": table,
         "Key": {"pk": text(pk)},
-        "UpdateExpression": "SET #expires_at = :now",
+        "UpdateExpression": "SET #expires_at = :ended",
         "ConditionExpression": "#job_id = :job_id AND #expires_at > :now",
         "ExpressionAttributeNames": {"#expires_at": "expires_at", "#job_id": "job_id"},
-        "ExpressionAttributeValues": {":now": number(now), ":job_id": text(job_id)},
+        "ExpressionAttributeValues": {
+            ":now": number(now),
+            ":ended": number(ENDED),
+            ":job_id": text(job_id),
+        },
     }
     return Call("dynamodb", "update_item", params)
 
@@ -122,11 +128,11 @@ def merge(table: str, pk: str, slot: Attributes, now: float) -> Call:
     end_slot = {
         "TableName": table,
         "Key": {"pk": text(pk)},
-        "UpdateExpression": "SET #expires_at = :now",
+        "UpdateExpression": "SET #expires_at = :ended",
         "ConditionExpression": "#v = :v AND #job_id = :job_id",
         "ExpressionAttributeNames": {"#expires_at": "expires_at", "#v": "v", "#job_id": "job_id"},
         "ExpressionAttributeValues": {
-            ":now": number(now),
+            ":ended": number(ENDED),
             ":v": slot["v"],
             ":job_id": text(job_id),
         },
