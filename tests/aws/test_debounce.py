@@ -143,3 +143,14 @@ async def test_a_producer_that_died_between_slot_and_record_frees_the_key_in_tim
 
 def _left_behind(table: str, pk: str, now: float) -> Any:
     yield slots.bump(table, pk, "never-written", '{"n":0}', now + 0.2, now)
+
+
+async def test_a_transaction_or_a_batch_refuses_a_debounce_key(store: SqsJobStore) -> None:
+    from sqsjobs import EnqueueRequest, JobConfigError
+
+    request = EnqueueRequest("x.y", {"n": 1}, debounce_key="k", debounce=5)
+    queue = JobQueue(store)
+    with pytest.raises(JobConfigError, match="debounce key"):
+        await queue.enqueue_in_transaction([request], [])
+    with pytest.raises(JobConfigError, match="debounce key"):
+        await queue.batch([request])

@@ -40,6 +40,7 @@ JOB_FIELDS = {
     "history_count",  # every entry ever written: how many the bounded history left out
     "labels",  # free-form tags given at enqueue (core.fields), {} when none
     "progress",  # as the run last reported it (ctx.progress); null until one does
+    "debounce_key",  # enqueue(debounce_key=...): one unstarted job per key
     "after",  # the jobs it waits for (enqueue(after=...)), [] when none
     "children",  # the jobs that wait for it, [] when none
     "batch_id",  # its batch (queue.batch), null when none

@@ -127,7 +127,8 @@ async def test_bad_batches_are_refused_before_anything_is_written(harness: Harne
     queue = JobQueue(harness.store, clock=harness.clock)
     for bad, says in [
         ([], "a batch holds 1 to 10000 jobs, not 0"),
-        ([EnqueueRequest("a", idempotency_key="k")], "idempotency key or parents"),
+        ([EnqueueRequest("a", idempotency_key="k")], "an idempotency key, parents"),
+        ([EnqueueRequest("a", debounce_key="k", debounce=5)], "or a debounce key"),
         (["not a request"], "pass an EnqueueRequest"),
     ]:
         with pytest.raises(JobConfigError, match=says):

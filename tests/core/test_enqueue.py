@@ -61,6 +61,7 @@ def test_prepare_builds_a_queued_record_with_the_queue_defaults() -> None:
         "batch_id": None,  # not enqueued as part of a batch
         "batch_callback": None,
         "progress": None,  # until a run reports any
+        "debounce_key": None,
     }
     assert len(job.id) == 32
     assert prepared.fingerprint is None

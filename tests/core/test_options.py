@@ -28,10 +28,12 @@ def test_every_request_field_is_an_enqueue_keyword_of_the_same_type() -> None:
     assert frozenset(keywords) == ENQUEUE_OPTIONS
 
 
-def test_a_cron_takes_every_option_but_the_key_its_tick_sets_and_parents() -> None:
+def test_a_cron_takes_every_option_but_the_key_its_tick_sets_parents_and_debouncing() -> None:
     assert set(typing.get_type_hints(EnqueueOptions)) - set(typing.get_type_hints(CronOptions)) == {
         "idempotency_key",
         "after",
+        "debounce_key",
+        "debounce",
     }
 
 

@@ -20,9 +20,8 @@ which a schedule's ticks would only merge.
     lease            seconds a claim holds the job between heartbeats
     labels           free-form tags kept on the record (``core.fields``)
     after            ids of parent jobs: it waits until every one has completed
-    debounce_key     one job per key (and tenant) until it starts: a later enqueue with
-                     the key replaces its payload and moves it ``debounce`` seconds on
-    debounce         seconds (or a timedelta) after the last such enqueue that it runs
+    debounce_key     one job per key (and tenant) until it starts, with the last payload
+    debounce         seconds (or a timedelta) after a burst's last enqueue that it runs
 """
 
 from __future__ import annotations

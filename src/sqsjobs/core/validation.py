@@ -184,26 +184,8 @@ def check_queue_name(queue: object) -> str:
     return _check_grammar(queue, QUEUE_NAME, "queue name", "invalid_name")
 
 
-def check_idempotency_key(key: object) -> str:
-    return _check_grammar(key, IDEMPOTENCY_KEY, "idempotency key")
-
-
-DEBOUNCE = Span(maximum=12 * 3600.0, why="12 hours")
-
-
-def check_debounce(key: object, debounce: object) -> tuple[str, float] | None:
-    """A debounce key (an idempotency key's grammar) and its seconds, given together;
-    ``None`` when neither is."""
-    if key is None and debounce is None:
-        return None
-    if key is None or debounce is None:
-        raise JobConfigError(
-            "invalid_option", "Pass debounce_key and debounce together (a key and its seconds)"
-        )
-    seconds = duration(debounce, "debounce", DEBOUNCE, code="invalid_option")
-    if seconds <= 0:
-        raise JobConfigError("invalid_option", f"Invalid debounce {debounce!r}: must be > 0")
-    return _check_grammar(key, IDEMPOTENCY_KEY, "debounce key"), seconds
+def check_idempotency_key(key: object, what: str = "idempotency key") -> str:
+    return _check_grammar(key, IDEMPOTENCY_KEY, what)
 
 
 def check_tenant(tenant: object) -> str:

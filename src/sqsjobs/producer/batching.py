@@ -53,11 +53,11 @@ def _checked(request: object, what: str) -> EnqueueRequest:
         raise JobConfigError(
             "invalid_option", f"{what} is a {type(request).__name__}; pass an EnqueueRequest"
         )
-    if request.idempotency_key is not None or request.after:
+    if request.idempotency_key is not None or request.after or request.debounce_key:
         raise JobConfigError(
             "invalid_option",
-            f"{what} has an idempotency key or parents (after): a batch's jobs and "
-            "callbacks take neither",
+            f"{what} has an idempotency key, parents (after) or a debounce key: a batch's "
+            "jobs and callbacks take none of them",
         )
     return request
 

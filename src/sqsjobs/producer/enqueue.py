@@ -29,7 +29,6 @@ from ..core.validation import (
     LEASE,
     TIMEOUT,
     Span,
-    check_debounce,
     check_group,
     check_idempotency_key,
     check_job_name,
@@ -229,6 +228,24 @@ def check_handled(registry: JobRegistry, name: str, payload: Any) -> None:
         spec.parse(payload)
     except JobFatalError as refused:  # names where and how, never what the payload held
         raise JobConfigError("invalid_payload", f"Job {name!r}: {refused}") from None
+
+
+DEBOUNCE = Span(maximum=12 * 3600.0, why="12 hours")
+
+
+def check_debounce(key: object, debounce: object) -> tuple[str, float] | None:
+    """A debounce key (an idempotency key's grammar) and its seconds, given together;
+    ``None`` when neither is."""
+    if key is None and debounce is None:
+        return None
+    if key is None or debounce is None:
+        raise JobConfigError(
+            "invalid_option", "Pass debounce_key and debounce together (a key and its seconds)"
+        )
+    seconds = duration(debounce, "debounce", DEBOUNCE, code="invalid_option")
+    if seconds <= 0:
+        raise JobConfigError("invalid_option", f"Invalid debounce {debounce!r}: must be > 0")
+    return check_idempotency_key(key, "debounce key"), seconds
 
 
 def _debounced(request: EnqueueRequest, key: str | None) -> tuple[str, float] | None:

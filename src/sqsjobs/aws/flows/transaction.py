@@ -125,11 +125,12 @@ def _unique(layout: Layout, entries: Sequence[PutEntry], now: float) -> list[Put
     touch an item twice), and a second payload for one key is refused."""
     seen: dict[str, PutEntry] = {}
     for job, fingerprint in entries:
-        if job.after:
+        if job.after or job.debounce_key:
             raise JobConfigError(
                 "invalid_option",
-                f"Job {job.name!r} waits for parents (after): enqueue_in_transaction writes "
-                "no links to parents; enqueue such a job after the commit",
+                f"Job {job.name!r} waits for parents (after) or has a debounce key: "
+                "enqueue_in_transaction writes neither links nor debounce slots; enqueue "
+                "such a job after the commit",
             )
         refuse_unsendable(layout.url(job.queue), job, now)
         job = placed(job)
