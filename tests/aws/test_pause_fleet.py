@@ -140,7 +140,7 @@ def test_the_lambda_handler_holds_a_paused_queues_records_without_dead_letters(
     mapping = Mapping(store, aws_endpoint, handler)
     try:
         queue.pause("default")
-        ids = [queue.enqueue("report.render", {"n": n}).job.id for n in range(20)]
+        ids = [queue.enqueue("report.render", {"n": n}).job.id for n in range(JOBS)]
         held_until = time.monotonic() + 20
         delivered = 0
         while time.monotonic() < held_until:
@@ -148,18 +148,18 @@ def test_the_lambda_handler_holds_a_paused_queues_records_without_dead_letters(
         assert ran == []  # the mapping kept delivering; nothing started
         # More deliveries than the redrive policy allows the messages sent: the ones that
         # ran low on receives were re-sent fresh, and none went to the dead-letter queue.
-        assert delivered > 20 * 2 and mapping.most_receives <= 2
+        assert delivered > JOBS * 2 and mapping.most_receives <= 2
         assert dead_letters(store, aws_endpoint) == 0
         resumed = time.monotonic()
         queue.resume("default")
-        while len(ran) < 20:
+        while len(ran) < JOBS:
             mapping.poll()
-            assert time.monotonic() - resumed < 120, f"{len(ran)} of 20 ran"
+            assert time.monotonic() - resumed < 120, f"{len(ran)} of {JOBS} ran"
         assert ran[0][1] - resumed < RESUMED_WITHIN
     finally:
         mapping.close()
         store.close()
-    assert sorted(n for n, _ in ran) == list(range(20))  # each once
+    assert sorted(n for n, _ in ran) == list(range(JOBS))  # each once
     assert dead_letters(store, aws_endpoint) == 0
     final = records(store, aws_endpoint, ids)
     assert {job.status for job in final.values()} == {JobStatus.COMPLETED}
