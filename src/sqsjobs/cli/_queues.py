@@ -40,11 +40,7 @@ def queues() -> None:
 @store_options
 def pause(queue: str, store: StoreConfig) -> None:
     """Pause QUEUE for every worker and Lambda function; its jobs wait, none is lost."""
-    with store.open() as opened:
-        try:
-            SyncJobQueue(opened).pause(queue)
-        except JobConfigError as error:
-            raise usage_error(error) from error
+    _switch(queue, store, paused=True)
     click.echo(PAUSED.format(queue=queue))
 
 
@@ -53,12 +49,18 @@ def pause(queue: str, store: StoreConfig) -> None:
 @store_options
 def resume(queue: str, store: StoreConfig) -> None:
     """Resume QUEUE: workers start its jobs again within seconds."""
+    _switch(queue, store, paused=False)
+    click.echo(RESUMED.format(queue=queue))
+
+
+def _switch(queue: str, store: StoreConfig, *, paused: bool) -> None:
+    """Pause or resume ``queue``; a queue the store does not know is bad usage."""
     with store.open() as opened:
+        producer = SyncJobQueue(opened)
         try:
-            SyncJobQueue(opened).resume(queue)
+            producer.pause(queue) if paused else producer.resume(queue)
         except JobConfigError as error:
             raise usage_error(error) from error
-    click.echo(RESUMED.format(queue=queue))
 
 
 @queues.command(name="list")
