@@ -7,6 +7,8 @@
     python3 dev.py test --latest      # in a throwaway environment of the newest releases
     python3 dev.py test --lowest      # ... of the lowest releases of every direct dependency
     python3 dev.py lock               # refresh uv.lock to the newest releases allowed
+    python3 dev.py docs               # build the documentation site into site/, strictly
+    python3 dev.py docs --serve       # ... and serve it at http://127.0.0.1:8000, rebuilt on edits
 
 Two questions, kept apart. "Does this commit pass?" is answered on ``uv.lock``: every
 package of every extra, pinned with its hashes, so a run today and a run next month
@@ -113,6 +115,18 @@ def lock(args: list[str]) -> None:
 def demo(args: list[str]) -> None:
     sync("local", exact=False)
     run(bin_dir(VENV) / "sqsjobs", "demo", *args)
+
+
+def docs(args: list[str]) -> None:
+    """Build the site with ``--strict``: a broken link or anchor, a page left out of the
+    navigation, a name the API reference cannot find or a public name without a
+    docstring (``docs/hooks/public_api.py``) fails the build. ``--serve`` serves it."""
+    sync("dev", exact=True)
+    serving = "--serve" in args
+    rest = [arg for arg in args if arg != "--serve"]
+    command = ["serve", "--dev-addr", "127.0.0.1:8000"] if serving else ["build", "--clean"]
+    env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}  # the theme's notice of its own future
+    run(bin_dir(VENV) / "mkdocs", *command, "--strict", *rest, env=env)
 
 
 def pytest_argv(bin: Path, args: list[str], *, everything: bool) -> list[str]:
@@ -255,7 +269,7 @@ def twice_at_once(argv: list[str]) -> None:
         raise subprocess.CalledProcessError(1, argv)
 
 
-COMMANDS = {"demo": demo, "test": test, "lock": lock}
+COMMANDS = {"demo": demo, "test": test, "lock": lock, "docs": docs}
 
 
 def main() -> int:

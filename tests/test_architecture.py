@@ -1,4 +1,4 @@
-"""The package's shape, as docs/architecture.md states it: no import cycle anywhere, a
+"""The package's shape, as docs/explanation/architecture.md states it: no import cycle anywhere, a
 root of public faces only, the layers in their order, no module reaching into another
 package's private modules, and every import the README shows.
 
@@ -208,8 +208,10 @@ def test_no_module_imports_a_private_module_of_another_package() -> None:
 
 
 def readme_imports() -> list[str]:
-    """The import statements of the README's Python examples."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    """The import statements of the Python examples of the README and the site's pages."""
+    pages = [README, *(README.parent / "docs").rglob("*.md")]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     return sorted(
         {
             line.strip()

@@ -19,7 +19,7 @@ from sqsjobs import MemoryJobStore
 from sqsjobs.aws import SqsJobStore
 from sqsjobs.core import store as spi
 
-ARCHITECTURE = Path(sqsjobs.__file__).parents[2] / "docs" / "architecture.md"
+ARCHITECTURE = Path(sqsjobs.__file__).parents[2] / "docs" / "explanation" / "architecture.md"
 # What ``sqsjobs.store`` exports beside the protocols: the values their calls take and return.
 VALUES = {
     "BatchStatus",

@@ -1,4 +1,4 @@
-"""Take the screenshots of docs/dashboard/ with the browser tests' own tooling.
+"""Take the screenshots of docs/images/dashboard/ with the browser tests' own tooling.
 
     python -m tests.dashboard.screenshots    # from the repository root, dev extras installed
 
@@ -26,7 +26,7 @@ from tests.aws.emulator import ENVIRONMENT
 from .browser import chromium, served, wait_for
 from .seed import WORKER
 
-OUT = Path(__file__).resolve().parents[2] / "docs" / "dashboard"
+OUT = Path(__file__).resolve().parents[2] / "docs" / "images" / "dashboard"
 TENANTS = ("acme-shop", "globex", "initech", "umbrella")
 CUSTOMERS = ("Jörg Müller", "Zoë Ångström", "Renée Côté", "Łukasz Żółć", "佐藤 花子", "Ana Muñoz")
 ERRORS = {  # why each kind of job died

@@ -23,7 +23,7 @@ from .conftest import csrf_token
 from .seed import Seeded
 from .test_safety import status_of
 
-LIMIT = 4096  # docs/dashboard.md: an action's form is at most 4 KiB
+LIMIT = 4096  # docs/how-to/dashboard.md: an action's form is at most 4 KiB
 HUGE = 200_000_000
 FORM = b"application/x-www-form-urlencoded"
 

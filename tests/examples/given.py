@@ -1,7 +1,7 @@
 """What a README fragment is given: the names of a Python block marked ``given:``, the files
 of a shell block marked so. Run as a program, it runs one fragment:
 
-    python -m tests.readme.given FRAGMENT.py NAME...
+    python -m tests.examples.given FRAGMENT.py NAME...
 
 (with no NAME, for a whole program that awaits at its top level, as a notebook does) in
 the session's directory (the README's ``app`` package beside it) and environment (the
@@ -33,7 +33,10 @@ from sqsjobs import JobContext, JobQueue
 from sqsjobs.aws import SqsJobStore
 
 # The files a shell block marked ``given: NAME`` finds in its directory.
-FILES = {"report.json": '{"month": "2026-11"}\n'}
+FILES = {
+    "report.json": '{"month": "2026-11"}\n',
+    "requirements.txt": "httpx>=0.27\n",  # a Lambda package's own dependencies
+}
 
 
 class Report(BaseModel):
@@ -141,7 +144,7 @@ def namespace_base() -> dict[str, Any]:
 async def run(path: str, source: str, given: list[str]) -> None:
     unknown = [name for name in given if name not in NAMES]
     if unknown:
-        raise SystemExit(f"tests/readme/given.py supplies no {unknown}; it has {sorted(NAMES)}")
+        raise SystemExit(f"tests/examples/given.py supplies no {unknown}; it has {sorted(NAMES)}")
     code = compile(source, path, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     async with AsyncExitStack() as stack:
         names: dict[str, Any] = {}

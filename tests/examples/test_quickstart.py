@@ -1,4 +1,4 @@
-"""The README's Quick start, run as a reader runs it, and its jobs read back from the store.
+"""The tutorial's Quick start, run as a reader runs it, and its jobs read back from the store.
 
 Its blocks run in order in one directory: the ``app`` modules, the producer script, the
 ``sqsjobs worker`` command, then the asyncio program. Each worker serves until the
@@ -16,7 +16,7 @@ from sqsjobs import JobStatus, SyncJobQueue
 from .blocks import sections
 from .session import Session
 
-SECTION = "Quick start"
+SECTION = "docs/tutorial/first-job.md: Quick start"
 LATE = {"to": "bo@example.com", "name": "Bo"}
 
 

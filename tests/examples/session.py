@@ -6,7 +6,7 @@ README's stacks. Each block runs as a real program there:
 
 - a module block is written (with the others, first) and imported, so it must import;
 - another Python block runs as a script (``python block.py``), or, marked ``given:``,
-  through ``tests.readme.given``, which supplies the names it continues from;
+  through ``tests.examples.given``, which supplies the names it continues from;
 - a shell block's commands run in ``bash``, one after another, each to exit 0;
 - a command or script that serves (a worker, an emulator, a ``--watch``) runs in the
   background: a worker until the jobs made during the session have ended, then SIGTERM,
@@ -109,7 +109,7 @@ class Session:
         argv = [sys.executable, script.name]
         env = None
         if block.given() or _awaits(text):
-            argv = [sys.executable, "-m", "tests.readme.given", script.name, *block.given()]
+            argv = [sys.executable, "-m", "tests.examples.given", script.name, *block.given()]
             env = {**self.env, "PYTHONPATH": str(ROOT)}
         if block.serves:
             return self._serve_jobs(block.name, argv, env)

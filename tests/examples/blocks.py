@@ -4,13 +4,13 @@ A block is a fenced ```python, ```sh or ```console block (```json and ```text sh
 not code). A mark is an HTML comment right before a block, invisible on the rendered
 page but visible to whoever edits the README beside the block it changes:
 
-    <!-- readme: not run: WHY -->       the block is not run (it is still checked: Python
+    <!-- example: not run: WHY -->       the block is not run (it is still checked: Python
                                         compiled, commands parsed by their own parsers)
-    <!-- readme: partly run: WHY -->    commands with a placeholder or a tool the project
+    <!-- example: partly run: WHY -->    commands with a placeholder or a tool the project
                                         does not install are only checked; the rest run
-    <!-- readme: given: A, B -->        a fragment, run with these names (Python) or files
-                                        (shell) supplied by ``tests/readme/given.py``
-    <!-- readme: free port: N -->       port N is replaced by a free one, so two runs at
+    <!-- example: given: A, B -->        a fragment, run with these names (Python) or files
+                                        (shell) supplied by ``tests/examples/given.py``
+    <!-- example: free port: N -->       port N is replaced by a free one, so two runs at
                                         once (or a service of the machine) never collide
 
 A README edit that leaves a mark before no block, or writes an unknown kind, fails the
@@ -26,12 +26,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+# The pages whose blocks run: the README and the site's, not the changelog (a page that
+# includes CHANGELOG.md, whose history shows no code to run).
+PAGES = (README, *sorted(p for p in (ROOT / "docs").rglob("*.md") if p.name != "changelog.md"))
 CODE = ("python", "sh", "console")
 KINDS = ("not run", "partly run", "given", "free port")
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _HEADING = re.compile(r"^(#{1,3}) (.+?)\s*$")
-_MARK = re.compile(r"<!--\s*readme:\s*(.*?)\s*-->", re.DOTALL)
+_MARK = re.compile(r"<!--\s*example:\s*(.*?)\s*-->", re.DOTALL)
 _FILE = re.compile(r"^# ([\w/]+\.py)(?:\W.*)?$")
 _SERVES = re.compile(r"^\s*await \w+\.run\(\)", re.MULTILINE)
 
@@ -48,13 +51,14 @@ class Block:
     line: int  # of the opening fence, 1-based, as an editor shows it
     lang: str
     text: str
-    section: str
+    section: str  # "PAGE: HEADING", the unit a session runs
     marks: tuple[Mark, ...]
+    page: str = "README.md"  # relative to the repository's root
 
     @property
     def name(self) -> str:
-        """How tests and failures name it: its line and section, which an editor finds."""
-        return f"README.md:{self.line} ({self.section})"
+        """How tests and failures name it: its page, line and heading, which an editor finds."""
+        return f"{self.page}:{self.line} ({self.section.partition(': ')[2]})"
 
     def mark(self, kind: str) -> Mark | None:
         return next((mark for mark in self.marks if mark.kind == kind), None)
@@ -87,16 +91,20 @@ class Block:
 @dataclass(frozen=True)
 class Readme:
     blocks: tuple[Block, ...]
-    stray_marks: tuple[Mark, ...]  # marks before no code block: a README editing slip
+    stray_marks: tuple[Mark, ...]  # marks before no code block: an editing slip
 
 
 @cache
 def readme() -> Readme:
-    """The README parsed once per process; every test reads the same blocks."""
-    return parse(README.read_text(encoding="utf-8"))
+    """Every page parsed once per process; every test reads the same blocks."""
+    parsed = [parse(p.read_text(encoding="utf-8"), str(p.relative_to(ROOT))) for p in PAGES]
+    return Readme(
+        tuple(block for page in parsed for block in page.blocks),
+        tuple(mark for page in parsed for mark in page.stray_marks),
+    )
 
 
-def parse(text: str) -> Readme:
+def parse(text: str, page: str = "README.md") -> Readme:
     """Blocks in order, each with the marks written right before it (blank lines allowed)."""
     lines = text.splitlines()
     marks_at = _marks_by_end_line(text)
@@ -117,7 +125,7 @@ def parse(text: str) -> Readme:
             marks = _marks_before(lines, index, marks_at)
             used.update(id(mark) for mark in marks)
             body = "\n".join(lines[index + 1 : end]) + "\n"
-            blocks.append(Block(index + 1, fence[1], body, section, marks))
+            blocks.append(Block(index + 1, fence[1], body, f"{page}: {section}", marks, page))
         index = end + 1
     stray = tuple(m for ms in marks_at.values() for m in ms if id(m) not in used)
     return Readme(tuple(blocks), stray)
@@ -152,7 +160,7 @@ def _marks_before(
 
 
 def sections() -> dict[str, list[Block]]:
-    """The code blocks of each section, in README order: what one session runs."""
+    """The code blocks of each section of each page, in order: what one session runs."""
     grouped: dict[str, list[Block]] = {}
     for block in readme().blocks:
         grouped.setdefault(block.section, []).append(block)
