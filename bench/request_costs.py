@@ -25,7 +25,7 @@ of the emulator's speed. Scenarios:
   back); FIFO, 10 groups: 100 jobs of ten tenants, the same worker;
 - delay past 15 minutes: derived, not run (a real 15-minute SQS delay is too long for a
   benchmark): the happy path plus one receive, one refused claim write and one
-  ``ChangeMessageVisibility`` per 12-hour hop (see docs/aws-store.md and the hop tests).
+  ``ChangeMessageVisibility`` per 12-hour hop (see docs/explanation/aws-store.md and the hop tests).
 
 ``--history`` measures the operator's reads instead: 10 open jobs beside 100, 1,000 and
 10,000 kept ones (ended over the day before, mostly completed, some cancelled and dead,

@@ -64,7 +64,7 @@ async def test_a_hundred_jobs_bill_six_write_units_each_three_on_the_table(
         completed = await drain(store)
     assert len(set(completed)) == JOBS
     ours = [record for record in metered if record.table == store.table_name]
-    # The worker's presence record (docs/aws-store.md): written at its start (and every
+    # The worker's presence record (docs/explanation/aws-store.md): written at its start (and every
     # 30 s), ended at its stop, 2 WRU each, item and index entry; the jobs are the rest.
     presence = [r for r in ours if isinstance(r, Write) and key_of(r).startswith("worker#")]
     assert [w.action for w in presence][:1] + [w.action for w in presence][-1:] == [

@@ -67,7 +67,7 @@ async def test_a_rate_limited_job_costs_one_take(store: SqsJobStore) -> None:
     registry = JobRegistry()
     # One slot held for a millisecond: free again by the next start (a claim away), so
     # every take succeeds at its first try. With several slots held, a take tries some
-    # held ones first (random order): docs/benchmarks.md measures that.
+    # held ones first (random order): docs/explanation/benchmarks.md measures that.
     registry.add("mail.send", noop, rate=(1, 0.001))
     before = COUNTER.counts()
     await run_all(store, registry, "mail.send")

@@ -1,7 +1,7 @@
 """Bad input over the wire: raw messages on the queue and raw items in the table.
 
 Whatever reaches a worker from outside the library (a foreign producer, an operator's
-console, a bug elsewhere), it must survive it, settle each as ``docs/aws-store.md``
+console, a bug elsewhere), it must survive it, settle each as ``docs/explanation/aws-store.md``
 documents and say so in one log line each:
 
 - a message that is not a delivery token for its queue (not JSON, 200 KB, wrong schema

@@ -288,7 +288,7 @@ def test_an_existing_cluster_is_used_and_none_is_made(
 def test_sqsjobs_infra_deploy_deploys_it_with_the_job_stack_s_outputs(
     job_stack: Deployed, network: Network, stack_name: str
 ) -> None:
-    """The how-to's command (docs/deploy-ecs.md): every -p, values with '=' included."""
+    """The how-to's command (docs/how-to/workers-ecs.md): every -p, values with '=' included."""
     given = [f"{key}={job_stack.outputs[key]}" for key in FROM_JOB_STACK]
     given += [
         "Image=public.ecr.aws/docker/library/python:3.12-slim",

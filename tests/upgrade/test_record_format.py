@@ -127,7 +127,7 @@ async def test_a_stack_deployed_by_0_1_keeps_format_1_through_the_upgrade_until_
 
 def emulated_deploy(name: str, endpoint: str, **parameters: str) -> dict[str, str]:
     """``deploy_stack``'s outputs, on a stack the emulator has dropped 0.1's table and
-    policies from (docs/aws-store.md, "Testing with the emulator")."""
+    policies from (docs/how-to/testing.md, "Testing with the emulator")."""
     with pytest.raises(StackOutputsMissing) as dropped:
         deploy_stack(name, endpoint_url=endpoint, parameters=parameters)
     assert "TableName" in dropped.value.missing
