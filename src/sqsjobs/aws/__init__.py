@@ -1,6 +1,6 @@
 """sqsjobs on AWS: ``SqsJobStore`` keeps jobs in SQS (delivery) and DynamoDB (the record).
 
-The package is four layers, one folder each (see ``docs/architecture.md``): ``wire``
+The package is four layers, one folder each (see ``docs/explanation/architecture.md``): ``wire``
 (the record codec, the message body, request builders and the flow protocol: stdlib
 only), ``flows`` (one module per operation family, written once for both drivers),
 ``store`` (``SqsJobStore``, its blocking face, background work, configuration and

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from .store.sqs_store import SqsJobStore
 
 CronHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
+"""What ``make_cron_handler`` returns: ``handler(event, context)`` for EventBridge's
+every-minute schedule, returning ``{"enqueued": n, "duplicates": m}``."""
 # At least the minute between invocations, so consecutive spans leave no gap; at most an
 # hour, well inside the store's retention of finished jobs (a day by default), so a tick
 # looked at again still finds its job under its key instead of being enqueued anew.
@@ -52,9 +54,29 @@ def make_cron_handler(
 ) -> CronHandler:
     """A handler for an every-minute schedule enqueuing ``crons`` and ``registry``'s crons.
 
-    Returns ``{"enqueued": n, "duplicates": m}`` per invocation; a tick that could not be
-    enqueued is logged and the invocation then fails, so Lambda's error metric and its
-    retry see it (the retry enqueues only what is still missing).
+    Every cron's request is checked here, so a cron the store cannot take fails the
+    function's first import rather than each invocation.
+
+    Args:
+        store: The store the ticks' jobs are enqueued to.
+        crons: ``Cron`` schedules.
+        registry: A ``JobRegistry`` whose declared crons (``registry.cron``) run too.
+        lookback: Seconds before the scheduled time whose ticks each invocation
+            enqueues, 60 to 3600: a missed invocation's ticks are caught up within it.
+        clock: Epoch seconds: now, when an event has no ``time``.
+        logger: Where its log lines go; left out, the ``sqsjobs`` logger.
+
+    Returns:
+        ``handler(event, context)``, returning ``{"enqueued": n, "duplicates": m}`` per
+        invocation; a tick that could not be enqueued is logged and the invocation then
+        fails, so Lambda's error metric and its retry see it (the retry enqueues only
+        what is still missing).
+
+    Raises:
+        JobConfigError: No crons at all, a registry that is not a ``JobRegistry``, a
+            cron whose request the store cannot take (its queue, its payload), or no
+            ``cron`` extra (croniter) installed.
+        ValueError: An invalid ``lookback``.
     """
     span = seconds(lookback, "lookback", LOOKBACK, code=None)
     cron_class()  # without the parser: one line naming the extra, before the first event

@@ -13,7 +13,7 @@ After the pass, with metrics on (EMF by default, as for ``make_lambda_handler``)
 queue's open jobs are counted (``stats``) and published as gauges (``QueuedJobs``,
 ``DelayedJobs``, ``RunningJobs``, ``WaitingJobs``): a job waiting for its parents or
 its batch has no message, so no SQS metric shows it, and one scheduled function counts
-for the whole deployment. A count costs what ``sqsjobs stats`` does (docs/scaling.md).
+for the whole deployment. A count costs what ``sqsjobs stats`` does (docs/explanation/scaling.md).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from ..observe.outputs import metrics_for, metrics_from_env
 from .store.sqs_store import SqsJobStore
 
 ReconcileHandler = Callable[[Mapping[str, Any], Any], dict[str, int]]
+"""What ``make_reconcile_handler`` returns: ``handler(event, context)`` for a scheduled
+invocation, returning ``{"resent": n, "dead": m}``."""
 
 
 def make_reconcile_handler(
@@ -40,8 +42,21 @@ def make_reconcile_handler(
     """A handler for a scheduled invocation: one reconciler pass, then a count of the
     open jobs as gauges; returns ``{"resent", "dead"}``.
 
-    ``metrics`` defaults to ``SQSJOBS_METRICS`` from the environment, else ``"emf"``;
-    ``"off"`` skips the count and its reads.
+    Args:
+        store: The store to reconcile: every queue it has.
+        grace: Seconds a record may look stranded (due or leased, yet unclaimed) before
+            the pass sends it a fresh message; waiting jobs and open batches likewise.
+        metrics: ``"emf"``, ``"prometheus"``, ``"off"`` or a ``Metrics``; left out,
+            ``SQSJOBS_METRICS`` from the environment, else ``"emf"``. ``"off"`` skips the
+            count and its reads.
+
+    Returns:
+        ``handler(event, context)``; it raises what the pass raises (``JobStoreError``),
+        so Lambda's error metric sees a pass that failed.
+
+    Raises:
+        ValueError: An invalid ``grace``.
+        JobConfigError: An invalid ``metrics``.
     """
     seconds(grace, "grace", code=None)
     logger = logging.getLogger(LOGGER_NAME)

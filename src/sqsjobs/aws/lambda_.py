@@ -19,12 +19,13 @@ Standard queues run the batch's records concurrently; FIFO queues run them in or
 stop at the first record that does not finish, naming it and every record after it. An
 execution environment keeps a presence record (``worker.presence``) while it is invoked.
 
-The event is read whole first. One that is no SQS event, or has a record from a queue
-the store does not know (the function is mapped to another store's queue, whose messages
-are not ours to delete), is refused (``JobConfigError``, ``invalid_event``) before anything
-is done. A record no event source mapping sends (not an object; ``messageId``,
-``receiptHandle``, ``body`` or ``eventSourceARN`` missing or empty) is skipped, logged and
-never named: a retry cannot mend it, and an id Lambda does not know fails the whole batch.
+The event is read whole first (``wire.lambda_event``). One that is no SQS event, or has
+a record from a queue the store does not know (the function is mapped to another store's
+queue, whose messages are not ours to delete), is refused (``JobConfigError``,
+``invalid_event``) before anything is done. A record no event source mapping sends (not
+an object; ``messageId``, ``receiptHandle``, ``body`` or ``eventSourceARN`` missing or
+empty) is skipped, logged and never named: a retry cannot mend it, and an id Lambda does
+not know fails the whole batch.
 
 A job's timeout is capped by the invocation's remaining time less ``safety_margin``; a
 job cut off there is released (the attempt is not counted), never lost. That deadline
@@ -44,17 +45,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import re
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..core.backoff import Backoff
-from ..core.errors import JobConfigError
 from ..core.models import Job
 from ..core.store import watch_claims
-from ..core.text import safe_line
 from ..core.validation import Span, seconds
 from ..handlers.registry import JobRegistry
 from ..observe.log import Event, default_logger
@@ -64,38 +62,28 @@ from ..worker.presence import Presence
 from ..worker.run import Hook, Hooks, JobRun, Outcome, RunSettings
 from .store.lambda_mode import LambdaMode, lambda_mode
 from .store.sqs_store import SqsJobStore
-from .wire.sqs import Message, message_from_record
+from .wire.lambda_event import SHOWN, Batch, EventRecord, read_event
+from .wire.sqs import Message
 
 if TYPE_CHECKING:
     from ._cron_handler import make_cron_handler as make_cron_handler
     from ._reconcile_handler import ReconcileHandler as ReconcileHandler
     from ._reconcile_handler import make_reconcile_handler as make_reconcile_handler
 
+__all__ = [
+    "LambdaHandler",
+    "ReconcileHandler",
+    "make_cron_handler",
+    "make_lambda_handler",
+    "make_reconcile_handler",
+]
+
 LambdaHandler = Callable[[Mapping[str, Any], Any], dict[str, list[dict[str, str]]]]
+"""What ``make_lambda_handler`` returns: ``handler(event, context)`` for Lambda to call,
+returning the partial batch response (``{"batchItemFailures": [...]}``)."""
 # A margin as long as Lambda's longest timeout would cut every job at once.
 SAFETY_MARGIN = Span(maximum=900.0, why="Lambda's longest timeout")
 FINISHED = frozenset({Outcome.COMPLETED, Outcome.DEAD})
-SQS_SOURCE = "aws:sqs"
-QUEUE_ARN = re.compile(r"arn:[^:\s]+:sqs:[^:\s]*:[^:\s]*:(?P<name>[^:\s]+)")
-# The fields Lambda copies from every received message; without one a record cannot be
-# claimed, settled or named.
-REQUIRED = ("messageId", "receiptHandle", "body", "eventSourceARN")
-SHOWN = 5  # skipped records named per reason in the log line; the count says the rest
-
-
-class EventRecord(NamedTuple):
-    """One SQS record of a Lambda event, as the store sees a received message."""
-
-    queue: str
-    fifo: bool
-    message: Message
-
-
-class Batch(NamedTuple):
-    """An SQS event as read: the records to run, and the skipped ones by reason."""
-
-    records: list[EventRecord]
-    skipped: dict[str, list[str]]  # reason -> the records' ids (or positions, ``#3``)
 
 
 def make_lambda_handler(
@@ -115,9 +103,39 @@ def make_lambda_handler(
 ) -> LambdaHandler:
     """A Lambda handler running ``registry``'s jobs from SQS records (see module docs).
 
-    ``metrics`` defaults to ``SQSJOBS_METRICS`` from the environment, else ``"emf"``:
-    Lambda ships stdout to CloudWatch Logs, so EMF lines become metrics with no call and
-    no extra package; their namespace is ``SQSJOBS_METRICS_NAMESPACE`` (else ``sqsjobs``).
+    Make it once, at module level, so each warm invocation reuses its clients:
+    ``handler = make_lambda_handler(registry, store=SqsJobStore.from_env())``.
+
+    Args:
+        registry: The allowlist: a ``JobRegistry``, or a mapping of job name to handler.
+        store: The store whose queues the function is mapped to; left as it was (the
+            handler runs on a Lambda-mode copy over its state).
+        backoff: Retry delays after a failed attempt; left out, ``Backoff()``.
+        payload_max_bytes: The largest result a handler may return, as JSON (a larger
+            one dead-letters its job: the work was done).
+        safety_margin: Seconds before the invocation's deadline at which running jobs
+            are cut off and released (their attempts not counted).
+        concurrency: Threads for blocking handlers; a standard queue's records all run
+            at once, a FIFO queue's in order.
+        on_complete: As for ``JobWorker``: called with the job once recorded completed.
+        on_fail: As for ``JobWorker``: with the job, the error, whether it will retry
+            and the delay before it.
+        on_dead: As for ``JobWorker``: with the job and the error.
+        logger: Where its log lines go; left out, the ``sqsjobs`` logger.
+        clock: Epoch seconds.
+        metrics: ``"emf"``, ``"prometheus"``, ``"off"`` or a ``Metrics``; left out,
+            ``SQSJOBS_METRICS`` from the environment, else ``"emf"``: Lambda ships stdout
+            to CloudWatch Logs, so EMF lines become metrics with no call and no extra
+            package (namespace ``SQSJOBS_METRICS_NAMESPACE``, else ``sqsjobs``).
+
+    Returns:
+        ``handler(event, context)``, which returns the partial batch response: the
+        records to retry (``batchItemFailures``; enable ``ReportBatchItemFailures``).
+
+    Raises:
+        JobConfigError: An empty registry or an invalid ``metrics``; the handler raises
+            it (``invalid_event``) for an event that is no SQS event of the store's queues.
+        ValueError: An invalid ``safety_margin``.
     """
     seconds(safety_margin, "safety_margin", SAFETY_MARGIN, code=None)
     mode = lambda_mode(store)
@@ -164,16 +182,8 @@ class _LambdaRunner:
         }
 
     def read(self, event: object) -> Batch:
-        """The event's records to run and those to skip; ``JobConfigError`` for an event
-        that is not an SQS event of this store's queues (see module docs)."""
-        batch = Batch([], {})
-        for index, raw in enumerate(sqs_records(event)):
-            read = self._record(raw)
-            if isinstance(read, EventRecord):
-                batch.records.append(read)
-            else:
-                batch.skipped.setdefault(read, []).append(_label(index, raw))
-        return batch
+        """The event's records to run and those to skip (``wire.lambda_event``)."""
+        return read_event(event, self._queues)
 
     async def invoke(self, batch: Batch, context: Any) -> list[str]:
         """The message ids to name as failures."""
@@ -190,28 +200,6 @@ class _LambdaRunner:
             await self._mode.background.aclose()  # pending SQS work goes out with this call
             await present
         return failures
-
-    def _record(self, raw: object) -> EventRecord | str:
-        """The record as the store sees it, or why it is skipped."""
-        if not isinstance(raw, Mapping):
-            return f"not an object ({_kind(raw)})"
-        for field in REQUIRED:
-            value = raw.get(field)
-            if not isinstance(value, str) or not value:
-                return f"{field} missing, empty or not a string"
-        source: str = raw["eventSourceARN"]
-        match = QUEUE_ARN.fullmatch(source)
-        if match is None:
-            return "eventSourceARN is not an SQS queue's ARN"
-        queue = self._queues.get(match["name"])
-        if queue is None:
-            known = ", ".join(sorted(self._queues)) or "none"
-            raise JobConfigError(
-                "invalid_event",
-                f"Event record from {_quoted(source)}: this store's queues are {known}; "
-                "map this function only to its store's queues. Nothing was done.",
-            )
-        return EventRecord(queue, match["name"].endswith(".fifo"), message_from_record(raw))
 
     def _log_skipped(self, batch: Batch) -> None:
         count = sum(len(labels) for labels in batch.skipped.values())
@@ -279,72 +267,6 @@ class _LambdaRunner:
                 extra={"event": Event.RUN_FAILED, "job_id": job.id},
             )
             return None
-
-
-def sqs_records(event: object) -> Sequence[object]:
-    """The records of an SQS event, or ``JobConfigError`` naming what came instead.
-
-    A record that names its source names it in ``eventSource`` (SNS: ``EventSource``);
-    one source other than SQS makes the whole event another service's, since a mapping
-    never mixes sources.
-    """
-    if not isinstance(event, Mapping):
-        raise _not_sqs(_kind(event))
-    records = event.get("Records")
-    if not isinstance(records, list | tuple):
-        raise _not_sqs(_described(event))
-    for raw in records:
-        source = (
-            raw.get("eventSource", raw.get("EventSource")) if isinstance(raw, Mapping) else None
-        )
-        if isinstance(source, str) and source != SQS_SOURCE:
-            raise _not_sqs(f"an event whose records come from {_quoted(source)}")
-    return records
-
-
-def _not_sqs(what: str) -> JobConfigError:
-    return JobConfigError(
-        "invalid_event",
-        f"The jobs handler takes SQS events ({{'Records': [...]}}, each record with "
-        f"eventSource {SQS_SOURCE!r}, from the queue's event source mapping); it got {what}. "
-        "Nothing was done.",
-    )
-
-
-def _described(event: Mapping[Any, Any]) -> str:
-    """What an event without a ``Records`` list is, in words, to name it in the error."""
-    if "Records" in event:
-        return f"an object whose 'Records' is {_kind(event['Records'])}, not a list"
-    if "detail-type" in event:
-        kind, source = _quoted(event["detail-type"]), _quoted(event.get("source"))
-        scheduled = " (a schedule is for make_reconcile_handler or make_cron_handler)"
-        hint = scheduled if event["detail-type"] == "Scheduled Event" else ""
-        return f"an EventBridge event (source {source}, detail-type {kind}){hint}"
-    if "httpMethod" in event or isinstance(event.get("requestContext"), Mapping):
-        route = event.get("routeKey") or f"{event.get('httpMethod')} {event.get('path')}"
-        return f"an API Gateway request ({_quoted(route)})"
-    keys = [_quoted(key) for key in list(event)[: SHOWN + 1]]
-    listed = ", ".join(keys[:SHOWN]) + (", ..." if len(keys) > SHOWN else "")
-    return f"an object with keys {listed} and no 'Records'" if keys else "an empty object"
-
-
-def _quoted(value: object) -> str:
-    """A value from the event, quoted, one line and short: it goes into logs and errors."""
-    text = safe_line(str(value))
-    return repr(text if len(text) <= 100 else text[:99] + "…")
-
-
-def _kind(value: object) -> str:
-    """A value's kind as the error names it: JSON's ``null`` arrives as ``None``."""
-    return "None" if value is None else f"a {type(value).__name__}"
-
-
-def _label(index: int, raw: object) -> str:
-    """How the log names a skipped record: its message id if it has one, else its place."""
-    message_id = raw.get("messageId") if isinstance(raw, Mapping) else None
-    if isinstance(message_id, str) and message_id:
-        return _quoted(message_id)
-    return f"#{index}"
 
 
 def _groups(records: Sequence[EventRecord]) -> dict[tuple[str, bool], list[EventRecord]]:

@@ -7,7 +7,7 @@ cannot borrow that either: the dashboard answers only for the Host 127.0.0.1, lo
 and ::1, so a site rebinding its name to this address is refused; ``--allowed-host``
 adds the name a reverse proxy on this machine serves it under (never ``*``: nothing
 stands between a browser and this port). A dashboard for others belongs inside an app
-that checks who is asking (``make_dashboard(auth=)``, docs/dashboard.md). It is
+that checks who is asking (``make_dashboard(auth=)``, docs/how-to/dashboard.md). It is
 read-only unless ``--actions`` is given.
 
 ``serve_dashboard`` is shared with ``sqsjobs demo --dashboard``: it binds the socket

@@ -141,7 +141,7 @@ def package(
     gives the handlers of the three functions the zip serves: .handler (the queue's
     event source mapping), .reconcile and .cron (schedules). The zip is reproducible:
     the same inputs give the same bytes. Upload it to S3 and deploy the
-    sqsjobs-lambda-worker template with it (docs/deploy-lambda.md). Nothing is written
+    sqsjobs-lambda-worker template with it (docs/how-to/workers-lambda.md). Nothing is written
     unless every step succeeds.
     """
     try:

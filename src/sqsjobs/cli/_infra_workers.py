@@ -45,7 +45,7 @@ def worker_options(parse: Callable[..., dict[str, str]]) -> Callable[[F], F]:
                     help="Then deploy ECS (Fargate) workers for the queue: stack "
                     "NAME-ecs-worker (template sqsjobs-ecs-worker), scaling on backlog. "
                     "Give -w Image=... -w Registry=app.jobs:registry -w Subnets=a,b "
-                    "-w SecurityGroups=sg (docs/deploy-ecs.md).",
+                    "-w SecurityGroups=sg (docs/how-to/workers-ecs.md).",
                 ),
                 click.option(
                     "--lambda-worker",
@@ -54,7 +54,7 @@ def worker_options(parse: Callable[..., dict[str, str]]) -> Callable[[F], F]:
                     "(template sqsjobs-lambda-worker), its code the zip of `sqsjobs infra "
                     "package` in S3 (-w CodeS3Bucket=... -w CodeS3Key=...) or -w ImageUri=...; "
                     "the queue's VisibilityTimeout becomes 6 x its Timeout "
-                    "(docs/deploy-lambda.md).",
+                    "(docs/how-to/workers-lambda.md).",
                 ),
                 click.option(
                     "--worker",

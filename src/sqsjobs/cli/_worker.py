@@ -271,7 +271,7 @@ async def reconcile_periodically(store: SqsJobStore, every: float, metrics: Metr
 
     With metrics on, each pass is followed by a count of every queue's open jobs
     (``stats``), published as gauges: a job waiting for its parents has no message, so
-    no SQS metric shows it. A count costs what ``sqsjobs stats`` does (docs/scaling.md).
+    no SQS metric shows it. A count costs what ``sqsjobs stats`` does (docs/explanation/scaling.md).
     """
     if every <= 0:
         return

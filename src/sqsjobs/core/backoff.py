@@ -26,6 +26,7 @@ class Backoff:
         seconds(self.max, "Backoff max", Span(minimum=self.base, why="the base"), code=None)
 
     def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based), jittered."""
         return compute_backoff(attempt, self.base, self.max, self.random)
 
 

@@ -45,10 +45,12 @@ class BatchStatus(NamedTuple):
 
     @property
     def ended(self) -> bool:
+        """Whether every job of the batch has ended: ``on_complete`` is released then."""
         return self.open == 0
 
     @property
     def succeeded(self) -> bool:
+        """Whether every job of the batch completed: what ``on_success`` runs on."""
         return self.completed == self.total
 
 

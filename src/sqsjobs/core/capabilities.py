@@ -24,9 +24,22 @@ class BatchStore(Protocol):
 
     async def put_batch(
         self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
-    ) -> None: ...
+    ) -> None:
+        """Write a batch: its jobs and its callbacks, all or none.
 
-    async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None: ...
+        Args:
+            batch_id: The batch's id, which every job and callback carries.
+            jobs: The batch's jobs, prepared by the producer.
+            callbacks: Jobs that wait (status ``waiting``) for the batch's end, each
+                marked ``on_complete`` or ``on_success`` (``Job.batch_callback``).
+            now: The caller's time.
+
+        Raises:
+            JobConfigError: The store cannot take the batch; nothing was written.
+        """
+
+    async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        """How far the batch has come, or None for an id with no batch."""
 
 
 @runtime_checkable
@@ -35,9 +48,11 @@ class SyncBatchStore(Protocol):
 
     def put_batch(
         self, batch_id: str, jobs: Sequence[Job], callbacks: Sequence[Job], now: float
-    ) -> None: ...
+    ) -> None:
+        """Blocking form of [`BatchStore.put_batch`][sqsjobs.store.BatchStore.put_batch]."""
 
-    def batch_status(self, batch_id: str, now: float) -> BatchStatus | None: ...
+    def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        """Blocking form of [`BatchStore.batch_status`][sqsjobs.store.BatchStore.batch_status]."""
 
 
 @runtime_checkable
@@ -48,7 +63,20 @@ class TransactionStore(Protocol):
 
     async def put_in_transaction(
         self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
-    ) -> list[EnqueueResult]: ...
+    ) -> list[EnqueueResult]:
+        """Commit the jobs' records with ``items``, then send the jobs' messages.
+
+        Args:
+            jobs: Each job with its fingerprint, as ``JobStore.put_many`` takes them.
+            items: The application's ``TransactWriteItems`` entries, written as given.
+
+        Returns:
+            One result per job, in order; a key's live job is returned as a duplicate.
+
+        Raises:
+            JobTransactionError: DynamoDB cancelled the transaction (its reasons, per
+                entry); nothing of it was written.
+        """
 
 
 @runtime_checkable
@@ -57,7 +85,9 @@ class SyncTransactionStore(Protocol):
 
     def put_in_transaction(
         self, jobs: Sequence[tuple[Job, str | None]], items: Sequence[Mapping[str, Any]]
-    ) -> list[EnqueueResult]: ...
+    ) -> list[EnqueueResult]:
+        """Blocking form of
+        [`TransactionStore.put_in_transaction`][sqsjobs.store.TransactionStore.put_in_transaction]."""
 
 
 @runtime_checkable
@@ -66,22 +96,28 @@ class PauseStore(Protocol):
     job (the store's claim finds nothing; running jobs run on, enqueues are kept).
     ``paused`` maps each paused queue to when it was paused."""
 
-    async def pause(self, queue: str, now: float) -> None: ...
+    async def pause(self, queue: str, now: float) -> None:
+        """Pause ``queue`` from ``now``; a paused queue keeps the time it was first paused."""
 
-    async def resume(self, queue: str, now: float) -> None: ...
+    async def resume(self, queue: str, now: float) -> None:
+        """Let claims from ``queue`` start jobs again; a queue not paused is left as is."""
 
-    async def paused(self, now: float) -> Mapping[str, float]: ...
+    async def paused(self, now: float) -> Mapping[str, float]:
+        """Each paused queue, and when it was paused (epoch seconds)."""
 
 
 @runtime_checkable
 class SyncPauseStore(Protocol):
     """``PauseStore``'s blocking face."""
 
-    def pause(self, queue: str, now: float) -> None: ...
+    def pause(self, queue: str, now: float) -> None:
+        """Blocking form of [`PauseStore.pause`][sqsjobs.store.PauseStore.pause]."""
 
-    def resume(self, queue: str, now: float) -> None: ...
+    def resume(self, queue: str, now: float) -> None:
+        """Blocking form of [`PauseStore.resume`][sqsjobs.store.PauseStore.resume]."""
 
-    def paused(self, now: float) -> Mapping[str, float]: ...
+    def paused(self, now: float) -> Mapping[str, float]:
+        """Blocking form of [`PauseStore.paused`][sqsjobs.store.PauseStore.paused]."""
 
 
 def pause_store(store: object) -> PauseStore:

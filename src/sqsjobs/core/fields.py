@@ -7,7 +7,7 @@ field as one attribute of compact JSON text, the memory store as JSON text too, 
 caller shares a container with it), ``prepare`` checks and copies them from the
 request, and ``--json``, the dashboard and ``jobs show`` show every ``Job`` field. A
 field left at its ``empty`` value is not stored, so records without it read as they
-did. Adding one (docs/architecture.md, "Adding a job option"): the ``Job`` field, the
+did. Adding one (docs/explanation/architecture.md, "Adding a job option"): the ``Job`` field, the
 option (``EnqueueRequest`` and ``CronOptions``), its row here with its check, and the
 CLI's flag.
 """

@@ -76,6 +76,7 @@ class RedriveReport:
 
     @property
     def total(self) -> int:
+        """The messages the redrive acted on; those ``passed_over`` are not among them."""
         return self.redriven + self.discarded + self.skipped
 
 
@@ -91,4 +92,5 @@ class ReconcileReport:
     settled: int = 0
 
 
-RedriveProgress = Callable[[RedriveReport], None]  # told the report so far after each batch
+RedriveProgress = Callable[[RedriveReport], None]
+"""A redrive's ``on_progress``: called with the report so far after each batch of messages."""

@@ -69,6 +69,7 @@ class JobFilter:
     newest_first: bool = False
 
     def matches(self, queue: str, status: JobStatus, name: str, tenant: str | None) -> bool:
+        """Whether a job with these fields is one the filter selects (``None``: any)."""
         return (
             (self.queue is None or queue == self.queue)
             and (self.statuses is None or status in self.statuses)

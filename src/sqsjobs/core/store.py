@@ -8,9 +8,10 @@ async face still works with ``SyncJobQueue``: each call then runs on a private e
 with ``run_at`` returns a job that may not start yet (a limit, a tenant's cap) as
 ``delayed`` until then, its attempt not counted.
 
-The other protocols are capabilities, which not every store has. Every protocol is in
-this module because something in sqsjobs looks for it on whatever store it was given,
-by ``isinstance`` (all are runtime-checkable; ``SyncJobStore`` is looked for as the
+The other protocols are capabilities, which not every store has (declared in
+``capabilities`` and ``fleet_capabilities``). Every protocol is importable from this
+module because something in sqsjobs looks for it on whatever store it was given, by
+``isinstance`` (all are runtime-checkable; ``SyncJobStore`` is looked for as the
 store's ``sync``), and does without it where the store lacks it, as the last column says:
 
     protocol              memory      sqs         who looks for it (and without it)
@@ -57,206 +58,152 @@ own for decisions a caller passed ``now`` for.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .capabilities import (  # re-exported: importers find every protocol here
-    BatchStore as BatchStore,
-)
-from .capabilities import (
-    PauseStore as PauseStore,
-)
-from .capabilities import (
-    SyncBatchStore as SyncBatchStore,
-)
-from .capabilities import (
-    SyncPauseStore as SyncPauseStore,
-)
-from .capabilities import (
-    SyncTransactionStore as SyncTransactionStore,
-)
-from .capabilities import (
-    TransactionStore as TransactionStore,
-)
-from .capabilities import (
-    batch_store as batch_store,
-)
-from .capabilities import (
-    pause_store as pause_store,
-)
-from .capabilities import (
-    sync_batch_store as sync_batch_store,
-)
-from .capabilities import (
-    sync_pause_store as sync_pause_store,
-)
-from .capabilities import (
-    sync_transaction_store as sync_transaction_store,
-)
-from .capabilities import (
-    transaction_store as transaction_store,
-)
+# Re-exported: importers find every protocol here.
+from .capabilities import BatchStore as BatchStore
+from .capabilities import PauseStore as PauseStore
+from .capabilities import SyncBatchStore as SyncBatchStore
+from .capabilities import SyncPauseStore as SyncPauseStore
+from .capabilities import SyncTransactionStore as SyncTransactionStore
+from .capabilities import TransactionStore as TransactionStore
+from .capabilities import batch_store as batch_store
+from .capabilities import pause_store as pause_store
+from .capabilities import sync_batch_store as sync_batch_store
+from .capabilities import sync_pause_store as sync_pause_store
+from .capabilities import sync_transaction_store as sync_transaction_store
+from .capabilities import transaction_store as transaction_store
+from .fleet_capabilities import CancelledClaimsStore as CancelledClaimsStore
+from .fleet_capabilities import DepthStore as DepthStore
+from .fleet_capabilities import LimitStore as LimitStore
+from .fleet_capabilities import PresenceStore as PresenceStore
+from .fleet_capabilities import RedriveStore as RedriveStore
+from .fleet_capabilities import RetryStore as RetryStore
+from .fleet_capabilities import RoutedStore as RoutedStore
+from .fleet_capabilities import SlotTaken as SlotTaken
+from .fleet_capabilities import StatsStore as StatsStore
+from .fleet_capabilities import SteppedDelayStore as SteppedDelayStore
+from .fleet_capabilities import effective_delay as effective_delay
 from .history import acting
 from .models import Job
 
 if TYPE_CHECKING:
-    from .presence import WorkerPresence
-    from .reports import QueueStats, RedriveProgress, RedriveReport
     from .requests import EnqueueResult, JobFilter, JobPage
 
 
 @runtime_checkable
 class JobStore(Protocol):
-    async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult: ...
+    """The async contract every store keeps: the producer's writes and reads, a worker's
+    claims and the writes after a claim (fenced by its lease token).
 
-    async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]: ...
+    A write after a claim returns False, and changes nothing, when ``lease_token`` no
+    longer holds the job (its lease ran out and another claim took it, or it was
+    cancelled): the caller has lost the job and records nothing more of it. A backend
+    that fails raises ``JobStoreError`` (``JobStoreThrottledError`` when throttled).
+    """
+
+    async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        """Write a new job, or find the one its idempotency key already holds.
+
+        Args:
+            job: The job as prepared by the producer, checked and complete.
+            fingerprint: The request's fingerprint (``core.idempotency``) when the job
+                has an idempotency key; a later put under the key must bring the same.
+
+        Returns:
+            The job written, or the live one holding the key (``duplicate=True``).
+
+        Raises:
+            JobIdempotencyConflictError: The key holds a job of another fingerprint.
+            JobConfigError: The store refuses the job (a queue it lacks, ``store_full``).
+        """
+
+    async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        """``put`` for each ``(job, fingerprint)``, in order; results in the same order.
+
+        Raises:
+            JobBatchError: A put failed; its ``results`` are those written before it, and
+                its cause is the put's error.
+        """
 
     async def claim(
         self, queue: str, worker_id: str, now: float, *, limit: int = 1, wait: float = 0.0
-    ) -> list[Job]: ...
+    ) -> list[Job]:
+        """Take up to ``limit`` due jobs of ``queue`` to run, each under a new lease.
+
+        Each job claimed is ``running``, its ``attempts`` counted, with a fresh
+        ``lease_token`` and a lease of the job's ``lease`` seconds. A job whose lease ran
+        out is claimable again (dead instead, if it was on its last attempt).
+
+        Args:
+            queue: The queue to claim from; a paused queue's claims find nothing.
+            worker_id: Who claims, kept on each job (``locked_by``).
+            now: The caller's time: what is due, and where the leases start.
+            limit: The most jobs to take.
+            wait: Seconds to wait for a job when none is due (a long poll; stores cap it).
+
+        Returns:
+            The jobs claimed, possibly none.
+        """
 
     async def heartbeat(
         self, job_id: str, lease_token: str, lease_until: float, now: float
-    ) -> bool: ...
+    ) -> bool:
+        """Extend the lease of a running job to ``lease_until``; False if lost (see above)."""
 
-    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool: ...
+    async def complete(self, job_id: str, lease_token: str, now: float, result: Any) -> bool:
+        """Record the job completed with ``result`` (JSON, or None); False if lost."""
 
     async def fail(
         self, job_id: str, lease_token: str, error: str, retry_at: float | None, now: float
-    ) -> bool: ...
+    ) -> bool:
+        """Record a failed attempt with ``error`` (its ``last_error``); False if lost.
+
+        The job runs again at ``retry_at`` (queued, or delayed until then), or is dead
+        when ``retry_at`` is None or it has used its ``max_attempts``.
+        """
 
     async def release(
         self, job_id: str, lease_token: str, error: str, now: float, *, run_at: float | None = None
-    ) -> bool: ...
+    ) -> bool:
+        """Give the job back without counting its attempt; False if lost.
 
-    async def cancel(self, job_id: str, now: float) -> bool: ...
+        It is queued again at once, or delayed until ``run_at`` (a start that a limit or
+        a tenant's cap deferred); ``error`` says why, in its ``last_error``.
+        """
 
-    async def get(self, job_id: str, now: float) -> Job | None: ...
+    async def cancel(self, job_id: str, now: float) -> bool:
+        """Cancel a job that has not ended (a running one loses its lease); False for
+        one that has ended or is unknown."""
 
-    async def list(
-        self, filter: JobFilter, limit: int, cursor: str | None, now: float
-    ) -> JobPage: ...
+    async def get(self, job_id: str, now: float) -> Job | None:
+        """The job's record, or None for an unknown id or one past its retention."""
 
-
-class SlotTaken(NamedTuple):
-    """What an attempt to take a limit's slot found: the slot taken, or when one frees."""
-
-    slot: int | None  # the slot now held, None when every slot tried was held
-    free_at: float | None  # when the earliest held slot's lease ends (None if one was taken)
-
-
-@runtime_checkable
-class LimitStore(Protocol):
-    """The slots that enforce handler limits (``sqsjobs.handlers.limits``) for every process alike.
-
-    A limit key has numbered slots; each is free when nobody holds it or its holder's
-    ``until`` has passed. ``take_slot`` tries the slots in ``order`` and holds the first
-    free one for ``holder`` until ``until``; ``extend_slot`` and ``free_slot`` act only
-    for the holder. Slots are not jobs: no listing, count or reconciler ever sees them.
-    """
-
-    async def take_slot(
-        self, key: str, order: Sequence[int], holder: str, until: float, now: float
-    ) -> SlotTaken: ...
-
-    async def extend_slot(
-        self, key: str, slot: int, holder: str, until: float, now: float
-    ) -> bool: ...
-
-    async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool: ...
-
-
-@runtime_checkable
-class CancelledClaimsStore(Protocol):
-    """A store whose claims can outlive their caller: SQS runs a cancelled long poll on
-    until its wait ends. A stopping worker waits for what those polls bring to be handed
-    back (``worker.drain``); a store that waits in-process has nothing to wait for."""
-
-    async def wait_cancelled_claims(self) -> None: ...
-
-
-@runtime_checkable
-class SteppedDelayStore(Protocol):
-    """A store whose delays come in steps: SQS hides a message for whole seconds, so a
-    retry asked for 0.02 s comes back a second later. What the worker logs is this."""
-
-    def effective_delay(self, delay: float) -> float: ...
-
-
-def effective_delay(store: object, delay: float) -> float:
-    """``delay`` as ``store`` carries it out (``SteppedDelayStore``), else as asked."""
-    return store.effective_delay(delay) if isinstance(store, SteppedDelayStore) else delay
-
-
-@runtime_checkable
-class RetryStore(Protocol):
-    """Run a dead job again, attempts reset; False if unknown, expired or not dead."""
-
-    async def retry(self, job_id: str, now: float) -> bool: ...
-
-
-@runtime_checkable
-class RedriveStore(Protocol):
-    """Send dead jobs back to their queues: up to ``limit`` (all if None), of ``queue``
-    (every queue if None), of job ``name`` only if given."""
-
-    async def redrive(
-        self,
-        queue: str | None = None,
-        *,
-        limit: int | None = None,
-        on_progress: RedriveProgress | None = None,
-        name: str | None = None,
-    ) -> RedriveReport: ...
-
-
-@runtime_checkable
-class StatsStore(Protocol):
-    """Per queue: its jobs by status and its message depths."""
-
-    async def stats(self, queues: Sequence[str] | None = None) -> list[QueueStats]: ...
-
-
-@runtime_checkable
-class DepthStore(Protocol):
-    """How many messages wait in each queue's dead-letter queue, from the queues alone:
-    a read that costs one request per queue, whatever the store keeps."""
-
-    async def dead_letter_depths(self, queues: Sequence[str] | None = None) -> dict[str, int]: ...
-
-
-@runtime_checkable
-class RoutedStore(Protocol):
-    """A store configured with named queues (their URLs), known without a request."""
-
-    @property
-    def queue_urls(self) -> Mapping[str, str]: ...
-
-
-@runtime_checkable
-class PresenceStore(Protocol):
-    """Which workers are alive (``core.presence``): each writes its own record, readers
-    list the records that have not run out by ``now``. Writes never raise for a record
-    that is gone: ending one that already ran out changes nothing."""
-
-    async def put_presence(self, presence: WorkerPresence) -> None: ...
-
-    async def end_presence(self, worker_id: str, now: float) -> None: ...
-
-    async def presences(self, now: float) -> list[WorkerPresence]: ...
+    async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        """A page of at most ``limit`` jobs that ``filter`` selects, in ``(created_at, id)``
+        order (reversed with ``newest_first``), from ``cursor`` (a page's ``next_cursor``;
+        None: the first page)."""
 
 
 @runtime_checkable
 class SyncJobStore(Protocol):
-    def put(self, job: Job, fingerprint: str | None) -> EnqueueResult: ...
+    """The producer's subset of ``JobStore``, blocking: a store's ``sync`` attribute."""
 
-    def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]: ...
+    def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        """Blocking form of [`JobStore.put`][sqsjobs.JobStore.put]."""
 
-    def get(self, job_id: str, now: float) -> Job | None: ...
+    def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        """Blocking form of [`JobStore.put_many`][sqsjobs.JobStore.put_many]."""
 
-    def cancel(self, job_id: str, now: float) -> bool: ...
+    def get(self, job_id: str, now: float) -> Job | None:
+        """Blocking form of [`JobStore.get`][sqsjobs.JobStore.get]."""
 
-    def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage: ...
+    def cancel(self, job_id: str, now: float) -> bool:
+        """Blocking form of [`JobStore.cancel`][sqsjobs.JobStore.cancel]."""
+
+    def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        """Blocking form of [`JobStore.list`][sqsjobs.JobStore.list]."""
 
 
 class _BlockingFace:

@@ -117,6 +117,7 @@ class Cron:
         return found
 
     def request(self, tick: float) -> EnqueueRequest:
+        """The enqueue of ``tick``'s job, keyed ``cron/{name}/{tick}`` so it is made once."""
         return EnqueueRequest(
             name=self.name,
             payload=self.payload,

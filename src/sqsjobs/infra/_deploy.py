@@ -88,19 +88,27 @@ def deploy_stack(
     connect_timeout: float | None = None,
     max_attempts: int | None = None,
 ) -> StackOutputs:
-    """Create or update stack ``stack_name`` from a shipped template; return its outputs
-    (a ``dict``, whose ``outcome`` says whether the stack was created, updated or left
-    unchanged).
+    """Create or update stack ``stack_name`` from a shipped template; return its outputs.
 
-    Waits until CloudFormation has finished, passing every stack event of the operation
-    to ``on_event`` as it appears. An update with nothing to change succeeds at once. On
-    update, parameters not given keep the stack's current values; ``tags`` are added to
-    the stack's (CloudFormation copies stack tags to every resource that takes tags),
-    changing those with the same key and keeping the others. A stack whose first
-    creation rolled back is deleted and created again. Credentials, region and endpoint
-    follow boto3's standard chain (``AWS_ENDPOINT_URL``, ``AWS_REGION``, profiles);
-    ``endpoint_url`` and ``region_name`` override it; ``connect_timeout`` and
-    ``max_attempts`` shorten botocore's defaults (60 s, five attempts).
+    Waits until CloudFormation has finished; an update with nothing to change succeeds at
+    once, and a stack whose first creation rolled back is deleted and created again.
+
+    Args:
+        stack_name: The stack to create, or to update if it exists.
+        template: One of ``TEMPLATES``.
+        parameters: The template's parameters; on update, those not given keep the
+            stack's current values.
+        tags: Set on the stack beside the tags it has (a key it has is changed);
+            CloudFormation copies stack tags to every resource that takes tags.
+        endpoint_url: Overrides boto3's endpoint chain (``AWS_ENDPOINT_URL``).
+        region_name: Overrides boto3's region chain (``AWS_REGION``, profiles).
+        on_event: Called with each stack event of the operation as it appears.
+        connect_timeout: Seconds to connect; left out, botocore's 60.
+        max_attempts: Tries per call; left out, botocore's five.
+
+    Returns:
+        The outputs (a ``dict``), whose ``outcome`` says whether the stack was created,
+        updated or left unchanged.
 
     Raises:
         StackDeployError: CloudFormation refused the request, rolled the operation back

@@ -52,16 +52,20 @@ from ._archive import (
 # ones on Amazon Linux 2023 (glibc 2.34). A wheel built for a newer glibc fails there.
 GLIBC_MINOR = {"3.11": 26, "3.12": 34, "3.13": 34, "3.14": 34}
 PYTHONS = tuple(GLIBC_MINOR)
+"""Lambda's Python runtimes that sqsjobs runs on, as ``Target.python`` names them."""
 DEFAULT_PYTHON = "3.12"
-# Lambda's names for its architectures, and the machine names of wheel tags.
+"""The Python a package is built for unless another is asked for."""
 MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
+"""Lambda's names for its architectures (``Target.arch``), and the machine names of
+wheel tags, by which pip picks the wheels a package holds."""
 DEFAULT_ARCH = "arm64"
+"""The architecture a package is built for unless another is asked for."""
 # The oldest glibc a manylinux tag names for each machine (manylinux1 is glibc 2.5).
 OLDEST_GLIBC = {"aarch64": 17, "x86_64": 5}
-# The extras that matter in a function: the cron parser, and OpenTelemetry's API for the
-# spans an application's tracer provider records (the Prometheus endpoint serves nothing
-# there; EMF metrics need no extra).
 EXTRAS = ("cron", "tracing")
+"""The extras a package may hold (``PackageRequest.extras``): the cron parser (always
+installed) and OpenTelemetry's API, for the spans an application's tracer provider
+records. The Prometheus endpoint serves nothing in a function; EMF metrics need no extra."""
 ALWAYS = ("cron",)
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _REGISTRY = re.compile(rf"(?P<module>{_NAME}(?:\.{_NAME})*):(?P<attribute>{_NAME}(?:\.{_NAME})*)")
@@ -84,6 +88,12 @@ class Target(NamedTuple):
 
     @classmethod
     def checked(cls, python: str, arch: str) -> Target:
+        """The target, if Lambda has that runtime on that architecture.
+
+        Raises:
+            PackageRefused: ``python`` is not one of ``PYTHONS``, or ``arch`` not one of
+                ``MACHINES``.
+        """
         if python not in GLIBC_MINOR:
             raise PackageRefused(
                 f"Python {python!r} is not a Lambda runtime sqsjobs runs on: choose one of "
@@ -98,6 +108,7 @@ class Target(NamedTuple):
 
     @property
     def runtime(self) -> str:
+        """Lambda's name for the runtime: ``python3.12``."""
         return f"python{self.python}"
 
     @property
@@ -114,6 +125,7 @@ class Target(NamedTuple):
         return [*tags, f"manylinux2014_{machine}"]
 
     def describe(self) -> str:
+        """The target in words, with the wheels it takes, for messages and the CLI."""
         machine = MACHINES[self.arch]
         return (
             f"{self.runtime} on {self.arch} (wheels for cp{self.python.replace('.', '')} "
@@ -139,6 +151,11 @@ class PackageRequest:
     index_options: tuple[str, ...] = field(default=())
 
     def module(self) -> str:
+        """The module of ``registry`` (``app.jobs`` of ``app.jobs:registry``).
+
+        Raises:
+            PackageRefused: ``registry`` is not ``MODULE:REGISTRY`` in dotted names.
+        """
         found = _REGISTRY.fullmatch(self.registry)
         if found is None:
             raise PackageRefused(
@@ -164,6 +181,7 @@ class PackageRequest:
         return module_root(self.source, module)
 
     def all_extras(self) -> list[str]:
+        """The extras installed: those asked for and those always in (the cron parser)."""
         return sorted({*ALWAYS, *self.extras})
 
 

@@ -16,7 +16,7 @@ live here as plain functions, so the deploy loop in ``_deploy`` only moves data:
   output the template declares without a ``Condition`` must be there, or the stack is
   not one ``from_stack`` and ``--stack`` can use. CloudFormation itself never drops one
   from a successful operation; the local emulator does, when an update changes a
-  resource it cannot update (docs/aws-store.md, "Testing with the emulator"), and then
+  resource it cannot update (docs/how-to/testing.md, "Testing with the emulator"), and then
   reports ``UPDATE_COMPLETE``. A deploy that ended so fails, naming what is missing,
   instead of leaving every later command to fail on the stack.
 """
@@ -99,6 +99,7 @@ class StackEvent:
 
     @property
     def failed(self) -> bool:
+        """Whether the resource failed (a ``*_FAILED`` status): the event says why."""
         return self.status.endswith("_FAILED")
 
     def __str__(self) -> str:

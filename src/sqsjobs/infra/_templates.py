@@ -10,6 +10,8 @@ import re
 from importlib import resources
 
 TEMPLATES = ("sqsjobs", "sqsjobs-queue", "sqsjobs-ecs-worker", "sqsjobs-lambda-worker")
+"""The shipped templates' names: the job table and a queue, one more queue for a table,
+and the worker stacks (an ECS service, a Lambda function) that follow a job stack."""
 
 
 def template_text(name: str = "sqsjobs") -> str:

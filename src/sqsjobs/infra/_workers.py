@@ -49,10 +49,12 @@ class WorkerStack:
 
     @property
     def stack(self) -> str:
+        """The worker stack's name: ``{job_stack}-ecs-worker`` or ``-lambda-worker``."""
         return f"{self.job_stack}-{self.kind}-worker"
 
     @property
     def template(self) -> str:
+        """The shipped template it is deployed from (one of ``TEMPLATES``)."""
         return KINDS[self.kind]
 
     def inherited(self) -> tuple[str, ...]:

@@ -61,9 +61,11 @@ class MemoryJobStore:
         self.sync = MemorySyncView(self._core, self._presence)
 
     async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        """Write a new job, or find the live one holding its key (``JobStore.put``)."""
         return self._core.put(job, fingerprint)
 
     async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        """``put`` for each, in order, under one lock (``JobStore.put_many``)."""
         return self._core.put_many(items)
 
     async def claim(
@@ -118,6 +120,7 @@ class MemoryJobStore:
         *,
         progress: JsonValue | None = None,
     ) -> bool:
+        """Record the job completed with ``result``; False if the lease was lost."""
         result_json, kept = _result_json(result), _progress_json(progress)
         return self._core.complete(job_id, lease_token, now, result_json, kept)
 
@@ -131,6 +134,7 @@ class MemoryJobStore:
         *,
         progress: JsonValue | None = None,
     ) -> bool:
+        """Record a failed attempt: retried at ``retry_at``, else dead; False if lost."""
         kept = _progress_json(progress)
         return self._core.fail(job_id, lease_token, error, retry_at, now, kept)
 
@@ -144,18 +148,22 @@ class MemoryJobStore:
         run_at: float | None = None,
         progress: JsonValue | None = None,
     ) -> bool:
+        """Give the job back, queued or delayed until ``run_at``, its attempt not counted."""
         kept = _progress_json(progress)
         return self._core.release(job_id, lease_token, error, now, run_at, kept)
 
     async def take_slot(
         self, key: str, order: Sequence[int], holder: str, until: float, now: float
     ) -> SlotTaken:
+        """Hold the first free slot of ``key`` in ``order`` (``LimitStore.take_slot``)."""
         return self._slots.take(key, order, holder, until, now)
 
     async def extend_slot(self, key: str, slot: int, holder: str, until: float, now: float) -> bool:
+        """Hold ``slot`` until ``until``; False if ``holder`` lost it."""
         return self._slots.extend(key, slot, holder, until)
 
     async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool:
+        """Free ``slot`` at once; False if ``holder`` lost it."""
         return self._slots.free(key, slot, holder)
 
     async def put_presence(self, presence: WorkerPresence) -> None:
@@ -163,6 +171,7 @@ class MemoryJobStore:
         self._presence.put(presence)
 
     async def end_presence(self, worker_id: str, now: float) -> None:
+        """End ``worker_id``'s presence record: a worker that stopped is gone at once."""
         self._presence.end(worker_id, now)
 
     async def presences(self, now: float) -> list[WorkerPresence]:
@@ -191,9 +200,11 @@ class MemoryJobStore:
         return redrive_dead(self._core, queue, limit, on_progress, name, by)
 
     async def get(self, job_id: str, now: float) -> Job | None:
+        """The job's record; None if unknown or past its retention."""
         return self._core.get(job_id, now)
 
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        """A page of the jobs ``filter`` selects (``JobStore.list``)."""
         return self._core.list(filter, limit, cursor, now)
 
     async def put_batch(
@@ -208,12 +219,15 @@ class MemoryJobStore:
         self._core.pause(queue, now)
 
     async def resume(self, queue: str, now: float) -> None:
+        """Let claims from ``queue`` start jobs again, waking its waiting claimers."""
         self._core.resume(queue)
 
     async def paused(self, now: float) -> Mapping[str, float]:
+        """Each paused queue, and when it was paused."""
         return self._core.paused()
 
     async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        """How far the batch has come; None for an id with no batch."""
         with self._core.lock:
             return self._core.batch_status(batch_id)
 

@@ -91,20 +91,24 @@ class EmfMetrics(Metrics):
         self._stream = stream
 
     def started(self, queue: str, name: str, wait: float) -> None:
+        """Write ``JobsStarted`` and ``QueueWait`` (seconds) for the run's queue and job."""
         values = {"JobsStarted": (1.0, "Count"), "QueueWait": (round(wait, 6), "Seconds")}
         self._write(BY_JOB, {QUEUE: queue, JOB_NAME: name}, values)
 
     def ended(self, queue: str, name: str, outcome: str, duration: float | None) -> None:
+        """Write the outcome's count (``OUTCOME_METRICS``) and ``RunDuration`` if it ran."""
         values = {OUTCOME_METRICS[outcome]: (1.0, "Count")}
         if duration is not None:
             values["RunDuration"] = (round(duration, 6), "Seconds")
         self._write(BY_JOB, {QUEUE: queue, JOB_NAME: name, "Outcome": outcome}, values)
 
     def refused(self, queue: str, count: int) -> None:
+        """Write ``ClaimRefused`` for ``queue``; nothing when ``count`` is 0."""
         if count > 0:
             self._write(BY_QUEUE, {QUEUE: queue}, {"ClaimRefused": (float(count), "Count")})
 
     def counted(self, queue: str, counts: Mapping[str, int]) -> None:
+        """Write one gauge per open status (``QueuedJobs``, ...), zeros included."""
         values = {COUNT_METRICS[s]: (float(counts.get(s, 0)), "Count") for s in OPEN_STATUSES}
         self._write(BY_QUEUE, {QUEUE: queue}, values)
 

@@ -121,23 +121,28 @@ class PrometheusMetrics(Metrics):
         return None if self._server is None else int(self._server.server_port)
 
     def started(self, queue: str, name: str, wait: float) -> None:
+        """Count the run in ``sqsjobs_jobs_started_total`` and observe its queue wait."""
         self._series.started.labels(queue, name).inc()
         self._series.wait.labels(queue, name).observe(wait)
 
     def ended(self, queue: str, name: str, outcome: str, duration: float | None) -> None:
+        """Count the outcome and, for a run that started, observe its duration."""
         self._series.outcomes.labels(queue, name, outcome).inc()
         if duration is not None:
             self._series.duration.labels(queue, name, outcome).observe(duration)
 
     def refused(self, queue: str, count: int) -> None:
+        """Add ``count`` to ``sqsjobs_claim_refusals_total`` for ``queue``."""
         if count > 0:
             self._series.refusals.labels(queue).inc(count)
 
     def counted(self, queue: str, counts: Mapping[str, int]) -> None:
+        """Set ``sqsjobs_jobs`` for each open status of ``queue``, zeros included."""
         for status in OPEN_STATUSES:
             self._series.jobs.labels(queue, status).set(counts.get(status, 0))
 
     def close(self) -> None:
+        """Stop serving the endpoint, if ``port`` started one; calling it again does nothing."""
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()

@@ -74,7 +74,23 @@ class AsyncListing(ABC):
         limit: int = 100,
         cursor: str | None = None,
     ) -> JobPage:
-        """A page of jobs, oldest first; the options are ``ListOptions``'s."""
+        """A page of jobs, oldest first; the options are ``ListOptions``'s.
+
+        Args:
+            queue: Only this queue's jobs.
+            status: Only jobs in this status, or in any of these (``JobStatus`` values or
+                their names).
+            name: Only jobs of this name.
+            tenant: Only this tenant's jobs (a tenant view lists its own, always).
+            limit: Jobs per page, 1 to 1000.
+            cursor: Where to go on from: the ``next_cursor`` of the page before.
+
+        Returns:
+            The page; its ``next_cursor`` is None after the last one.
+
+        Raises:
+            JobConfigError: An invalid option, refused before the store is asked.
+        """
         options = ListOptions(
             queue=queue, status=status, name=name, tenant=tenant, limit=limit, cursor=cursor
         )
@@ -98,7 +114,7 @@ class SyncListing(ABC):
         limit: int = 100,
         cursor: str | None = None,
     ) -> JobPage:
-        """A page of jobs, oldest first; the options are ``ListOptions``'s."""
+        """Blocking form of [`JobQueue.list`][sqsjobs.JobQueue.list]."""
         options = ListOptions(
             queue=queue, status=status, name=name, tenant=tenant, limit=limit, cursor=cursor
         )

@@ -21,21 +21,40 @@ class AsyncPausing(ABC):
         """Pause ``queue_name`` for the whole fleet: within seconds no worker or Lambda
         handler starts a job of it; running jobs finish, enqueues are kept, and its
         messages wait without counting toward the dead-letter queue (``flows.pauses``).
-        A worker of a release before pauses existed does not know them."""
+        A worker of a release before pauses existed does not know them.
+
+        Args:
+            queue_name: The queue to pause; pausing a paused queue changes nothing.
+
+        Raises:
+            JobConfigError: An invalid queue name, a queue an ``SqsJobStore`` lacks, or a
+                store that keeps no pauses (``PauseStore``).
+        """
         queue = check_queue_name(queue_name)
         store, now = self._pausing()
         await store.pause(queue, now)
         self._logged_pause(queue, True)
 
     async def resume(self, queue_name: str) -> None:
-        """Start ``queue_name``'s jobs again, within seconds on every worker."""
+        """Start ``queue_name``'s jobs again, within seconds on every worker.
+
+        Args:
+            queue_name: The queue to resume; one not paused is left as it is.
+
+        Raises:
+            JobConfigError: As for ``pause``.
+        """
         queue = check_queue_name(queue_name)
         store, now = self._pausing()
         await store.resume(queue, now)
         self._logged_pause(queue, False)
 
     async def paused(self) -> frozenset[str]:
-        """The queues paused now."""
+        """The queues paused now, fleet-wide.
+
+        Raises:
+            JobConfigError: The store keeps no pauses.
+        """
         store, now = self._pausing()
         return frozenset(await store.paused(now))
 
@@ -49,20 +68,20 @@ class SyncPausing(ABC):
     def _logged_pause(self, queue: str, paused: bool) -> None: ...
 
     def pause(self, queue_name: str) -> None:
-        """``JobQueue.pause``, blocking."""
+        """Blocking form of [`JobQueue.pause`][sqsjobs.JobQueue.pause]."""
         queue = check_queue_name(queue_name)
         store, now = self._pausing()
         store.pause(queue, now)
         self._logged_pause(queue, True)
 
     def resume(self, queue_name: str) -> None:
-        """``JobQueue.resume``, blocking."""
+        """Blocking form of [`JobQueue.resume`][sqsjobs.JobQueue.resume]."""
         queue = check_queue_name(queue_name)
         store, now = self._pausing()
         store.resume(queue, now)
         self._logged_pause(queue, False)
 
     def paused(self) -> frozenset[str]:
-        """``JobQueue.paused``, blocking."""
+        """Blocking form of [`JobQueue.paused`][sqsjobs.JobQueue.paused]."""
         store, now = self._pausing()
         return frozenset(store.paused(now))

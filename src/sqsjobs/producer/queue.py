@@ -1,7 +1,8 @@
 """The producer façades: ``JobQueue`` (async) and ``SyncJobQueue`` (blocking).
 
-Both hold a ``QueueConfig`` and call ``enqueue.prepare`` for everything before the store;
-each I/O method is a few lines: prepare, one store call, log. ``list`` and its keywords
+Both hold a ``QueueConfig`` (``base``, with what else they share) and call
+``enqueue.prepare`` for everything before the store; each I/O method is a few lines:
+prepare, one store call, log. ``list`` and its keywords
 come from ``listing`` (declared once for the façades and their tenant views), and
 ``wait``'s schedule of reads from ``waiting`` (one for every face).
 ``SyncJobQueue`` talks to the store's blocking face, so a Django view or a Lambda
@@ -14,28 +15,18 @@ always wins (``enqueue``). Tenant views enqueue through their façade, so they d
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import Any, Unpack
 
-from ..core.backoff import Backoff
-from ..core.batches import ON_COMPLETE, ON_SUCCESS, Batch, BatchStatus
-from ..core.defaults import (
-    DEFAULT_LEASE,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_QUEUE,
-    DEFAULT_TIMEOUT,
-)
+from ..core.batches import Batch, BatchStatus
 from ..core.errors import JobBatchError
 from ..core.history import acting
 from ..core.models import Job
 from ..core.options import EnqueueOptions, enqueue_request
 from ..core.requests import EnqueueRequest, EnqueueResult, JobPage
 from ..core.store import (
-    JobStore,
     PauseStore,
     SyncJobStore,
     SyncPauseStore,
@@ -48,19 +39,13 @@ from ..core.store import (
     transaction_store,
 )
 from ..core.validation import check_tenant
-from ..observe.log import Event, default_logger, log_event
 from ..observe.tracing import enqueue_span
-from .batching import BatchParts, prepare_batch
-from .enqueue import Prepared, QueueConfig, prepare, prepare_many
+from .base import BaseQueue
+from .enqueue import Prepared, prepare, prepare_many
 from .listing import AsyncListing, ListOptions, SyncListing
 from .pausing import AsyncPausing, SyncPausing
 from .tenant import SyncTenantJobQueue, TenantJobQueue
-from .waiting import REAL_PACING, Pacing, wait_async, wait_blocking
-
-if TYPE_CHECKING:
-    from ..handlers.registry import JobRegistry
-
-DEFAULT_BACKOFF = Backoff()
+from .waiting import wait_async, wait_blocking
 
 
 def _items(jobs: list[Job], prepared: list[Prepared]) -> list[tuple[Job, str | None]]:
@@ -68,128 +53,22 @@ def _items(jobs: list[Job], prepared: list[Prepared]) -> list[tuple[Job, str | N
     return [(job, p.fingerprint) for job, p in zip(jobs, prepared, strict=True)]
 
 
-class _BaseQueue:
-    """Configuration and logging shared by both façades; no I/O."""
-
-    # The clock and sleeps ``wait`` runs on (``waiting.Pacing``): real ones, which a test
-    # replaces on its queue to assert the schedule of reads without sleeping.
-    _pacing: Pacing = REAL_PACING
-
-    def __init__(
-        self,
-        store: JobStore,
-        *,
-        default_queue: str = DEFAULT_QUEUE,
-        payload_max_bytes: int = 65536,
-        default_max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        default_timeout: float = DEFAULT_TIMEOUT,
-        default_lease: float = DEFAULT_LEASE,
-        backoff: Backoff = DEFAULT_BACKOFF,
-        clock: Callable[[], float] = time.time,
-        logger: logging.Logger | None = None,
-        registry: JobRegistry | None = None,
-    ) -> None:
-        self.config = QueueConfig.build(
-            store,
-            default_queue=default_queue,
-            payload_max_bytes=payload_max_bytes,
-            default_max_attempts=default_max_attempts,
-            default_timeout=default_timeout,
-            default_lease=default_lease,
-            backoff=backoff,
-            clock=clock,
-            registry=registry,
-        )
-        self.store = store
-        self.logger = default_logger(logger)
-
-    @property
-    def default_queue(self) -> str:
-        return self.config.default_queue
-
-    @property
-    def payload_max_bytes(self) -> int:
-        return self.config.payload_max_bytes
-
-    @property
-    def backoff(self) -> Backoff:
-        return self.config.backoff
-
-    @property
-    def clock(self) -> Callable[[], float]:
-        return self.config.clock
-
-    @property
-    def registry(self) -> JobRegistry | None:
-        """The registry whose handlers' defaults fill this producer's enqueues, if any."""
-        return self.config.registry
-
-    def _logged(self, result: EnqueueResult) -> EnqueueResult:
-        job = result.job
-        if result.duplicate:
-            log_event(
-                self.logger,
-                logging.INFO,
-                Event.DUPLICATE,
-                f"Job {job.name!r} already enqueued as {job.id} for its idempotency key",
-                job,
-            )
-        else:
-            log_event(
-                self.logger,
-                logging.INFO,
-                Event.ENQUEUE,
-                f"Enqueued job {job.name!r} ({job.id})",
-                job,
-                delay=max(0.0, (job.run_at - job.created_at).total_seconds()),
-            )
-        return result
-
-    def _batch_parts(
-        self,
-        requests: Iterable[EnqueueRequest],
-        on_complete: EnqueueRequest | None,
-        on_success: EnqueueRequest | None,
-    ) -> BatchParts:
-        callbacks = ((ON_COMPLETE, on_complete), (ON_SUCCESS, on_success))
-        return prepare_batch(self.config, requests, callbacks, self.clock())
-
-    def _logged_batch(self, batch_id: str, jobs: list[Job], callbacks: list[Job]) -> Batch:
-        log_event(
-            self.logger,
-            logging.INFO,
-            Event.ENQUEUE,
-            f"Enqueued batch {batch_id}: {len(jobs)} jobs, {len(callbacks)} callbacks",
-            jobs[0],
-        )
-        return Batch(batch_id, tuple(j.id for j in jobs), tuple(c.id for c in callbacks))
-
-    def _logged_all(self, results: list[EnqueueResult]) -> list[EnqueueResult]:
-        return [self._logged(result) for result in results]
-
-    def _logged_pause(self, queue: str, paused: bool) -> None:
-        event, did = (Event.PAUSED, "Paused") if paused else (Event.RESUMED, "Resumed")
-        log_event(self.logger, logging.INFO, event, f"{did} queue {queue!r}", queue=queue)
-
-    def _logged_cancel(self, job_id: str, cancelled: bool) -> bool:
-        if cancelled:
-            log_event(
-                self.logger,
-                logging.INFO,
-                Event.CANCELLED,
-                f"Cancelled job {job_id}",
-                job_id=job_id,
-            )
-        return cancelled
-
-
-class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
+class JobQueue(BaseQueue, AsyncListing, AsyncPausing):
     """Enqueue, read, cancel and list jobs from async code (``list``: ``AsyncListing``)."""
 
     def for_tenant(self, tenant: str) -> TenantJobQueue:
         """A view that enqueues for ``tenant`` and reads, cancels and lists only its jobs.
 
         Hand it to code that serves one tenant; an invalid id is refused here, at once.
+
+        Args:
+            tenant: The tenant's id.
+
+        Returns:
+            The view, a [`TenantJobQueue`][sqsjobs.TenantJobQueue].
+
+        Raises:
+            JobConfigError: ``tenant`` is not a valid tenant id.
         """
         return TenantJobQueue(self, check_tenant(tenant))
 
@@ -199,10 +78,29 @@ class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
         payload: Any = None,
         **options: Unpack[EnqueueOptions],
     ) -> EnqueueResult:
-        """Enqueue job ``name`` with ``payload``; ``options`` are ``EnqueueOptions``.
+        """Enqueue job ``name`` with ``payload``.
 
         Everything is checked before the store is written; a duplicate under the same
         idempotency key returns the job already there (``duplicate=True``).
+
+        Args:
+            name: The job's name, which picks the handler that runs it.
+            payload: Its input, a JSON-compatible value (a handler's model validates it
+                when it runs, and at once when the producer has a ``registry``).
+            **options: ``EnqueueOptions`` (``core.options``): ``queue``, ``delay`` or
+                ``run_at``, ``idempotency_key``, ``tenant``, ``group``, ``priority``,
+                ``max_attempts``, ``timeout``, ``lease``, ``labels``, ``after``,
+                ``debounce_key`` and ``debounce``.
+
+        Returns:
+            The job written, or the one already under its key (``duplicate=True``).
+
+        Raises:
+            JobConfigError: An invalid name, payload or option; nothing was written.
+            TypeError: An option ``enqueue`` does not take.
+            JobIdempotencyConflictError: The key holds a job with another name, tenant
+                or payload.
+            JobStoreError: The store failed (``JobStoreThrottledError`` if throttled).
         """
         request = enqueue_request("enqueue()", name, payload, options)
         prepared = prepare(self.config, request, self.clock())
@@ -210,6 +108,22 @@ class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
             return self._logged(await self.store.put(job, prepared.fingerprint))
 
     async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        """Enqueue several jobs, each with its own options; faster than one by one.
+
+        Every request is checked before any is written; the store then writes them in
+        groups (ten at a time on ``SqsJobStore``), so a failure can leave some written.
+
+        Args:
+            requests: The jobs, each an ``EnqueueRequest`` (``enqueue``'s arguments).
+
+        Returns:
+            One result per request, in request order, as ``enqueue`` returns it.
+
+        Raises:
+            JobConfigError: A request is invalid; nothing was written.
+            JobBatchError: The store failed part-way: its ``results`` are the requests
+                written before the failure, its ``__cause__`` the failure.
+        """
         prepared = prepare_many(self.config, requests, self.clock())
         with enqueue_span([p.job for p in prepared]) as jobs:
             try:
@@ -222,11 +136,27 @@ class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
     async def enqueue_in_transaction(
         self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
     ) -> list[EnqueueResult]:
-        """Write the jobs in one DynamoDB transaction with ``items``, the application's own
-        ``TransactWriteItems`` entries (low-level client format): all commit, or none
-        (``JobTransactionError``, with AWS's reasons). The messages go after the commit;
-        a crash before them is healed by the reconciler, or by a retry with the same
-        idempotency keys. ``SqsJobStore`` only (else ``JobConfigError``)."""
+        """Write the jobs in one DynamoDB transaction with the application's own writes:
+        all commit, or none. The messages go after the commit; a crash before them is
+        healed by the reconciler, or by a retry with the same idempotency keys.
+
+        Args:
+            requests: The jobs, as for ``enqueue_many`` (a job's record is one entry of
+                the transaction's 100).
+            items: ``TransactWriteItems`` entries in the low-level client's format
+                (``{"Put": {"TableName": ..., "Item": {...}}}``), written as given.
+
+        Returns:
+            One result per request, in order; a key already held gives its job
+            (``duplicate=True``) and does not cancel the transaction.
+
+        Raises:
+            JobConfigError: The store is not an ``SqsJobStore`` (``TransactionStore``), a
+                request is invalid, or there are too many entries; nothing was written.
+            JobTransactionError: DynamoDB cancelled the transaction; its ``reasons`` say
+                why, entry by entry, and nothing was written.
+            JobIdempotencyConflictError: A key holds a job with another payload.
+        """
         store = transaction_store(self.store)
         prepared = prepare_many(self.config, requests, self.clock())
         with enqueue_span([p.job for p in prepared]) as jobs:
@@ -242,18 +172,50 @@ class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
         on_complete: EnqueueRequest | None = None,
         on_success: EnqueueRequest | None = None,
     ) -> Batch:
-        """Enqueue ``requests`` as one batch (``core.batches``): ``on_complete`` runs once
-        every job has ended, ``on_success`` once they all completed (else it is cancelled);
-        a callback's handler reads the batch's figures from ``ctx.batch``."""
+        """Enqueue ``requests`` as one batch (``core.batches``), written all or none.
+
+        A callback's handler reads the batch's figures from ``ctx.batch``.
+
+        Args:
+            requests: The batch's jobs (1 to 10,000), without idempotency keys, parents
+                or debounce keys.
+            on_complete: A job to run once every job of the batch has ended, however.
+            on_success: A job to run once they all completed; cancelled otherwise.
+
+        Returns:
+            The batch's id and its jobs' and callbacks' ids.
+
+        Raises:
+            JobConfigError: An invalid request, or a store that keeps no batches
+                (``BatchStore``); nothing was written.
+        """
         batch_id, jobs, callbacks = self._batch_parts(requests, on_complete, on_success)
         await batch_store(self.store).put_batch(batch_id, jobs, callbacks, self.clock())
         return self._logged_batch(batch_id, jobs, callbacks)
 
     async def batch_status(self, batch_id: str) -> BatchStatus | None:
-        """How far the batch has come; ``None`` for an id with no batch."""
+        """How far the batch has come: its jobs by how they ended, and whether all have.
+
+        Args:
+            batch_id: The ``id`` of the ``Batch`` that ``batch`` returned.
+
+        Returns:
+            The batch's status, or ``None`` for an id with no batch.
+
+        Raises:
+            JobConfigError: The store keeps no batches.
+        """
         return await batch_store(self.store).batch_status(batch_id, self.clock())
 
     async def get(self, job_id: str) -> Job | None:
+        """The job's record as it stands now.
+
+        Args:
+            job_id: The job's ``id``, from its ``EnqueueResult``.
+
+        Returns:
+            The job, or ``None`` for an unknown id or one past its retention.
+        """
         return await self.store.get(job_id, self.clock())
 
     async def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
@@ -261,10 +223,19 @@ class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
 
         Reads it with ``get``: at once, then after 0.1, 0.2, 0.4 and 0.8 s, then once a
         second, and a last time at the deadline (``producer.waiting``), so a long wait
-        costs about one read a second. ``timeout`` is real elapsed time, a positive
-        number of seconds or a ``timedelta`` (``JobConfigError`` before any read).
-        Raises ``TimeoutError`` if the job has not ended by then (the job runs on), and
-        ``JobConfigError`` (``invalid_option``) for an id with no record.
+        costs about one read a second.
+
+        Args:
+            job_id: The job to wait for.
+            timeout: Real elapsed time to wait, seconds (positive) or a ``timedelta``.
+
+        Returns:
+            The ended job; its ``status`` says how it ended, ``result`` what it returned.
+
+        Raises:
+            TimeoutError: The job has not ended by ``timeout`` (it runs on).
+            JobConfigError: An invalid ``timeout`` (before any read), or an id with no
+                record (``invalid_option``).
         """
         return await self._wait_for(job_id, timeout, self.get)
 
@@ -278,8 +249,17 @@ class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
         return await wait_async(job_id, timeout, read, self._pacing)
 
     async def cancel(self, job_id: str, *, by: str | None = None) -> bool:
-        """Cancel a job that has not ended (False if it has, or is unknown); ``by`` names
-        who did, in its history, when the store's ``cancel`` takes it."""
+        """Cancel a job that has not ended. A running job's worker finds out at its next
+        heartbeat (within a third of the lease) and interrupts the handler.
+
+        Args:
+            job_id: The job to cancel.
+            by: Who cancels, kept in the job's history (when the store's ``cancel``
+                takes it, as sqsjobs's stores do).
+
+        Returns:
+            True if it was cancelled; False if it had ended already, or is unknown.
+        """
         cancelled = await acting(self.store.cancel, job_id, self.clock(), by=by)
         return self._logged_cancel(job_id, cancelled)
 
@@ -288,7 +268,7 @@ class JobQueue(_BaseQueue, AsyncListing, AsyncPausing):
         return await self.store.list(filter, limit, cursor, self.clock())
 
 
-class SyncJobQueue(_BaseQueue, SyncListing, SyncPausing):
+class SyncJobQueue(BaseQueue, SyncListing, SyncPausing):
     """``JobQueue``'s blocking twin, for Lambda functions, Django, Flask and scripts."""
 
     @cached_property
@@ -296,7 +276,8 @@ class SyncJobQueue(_BaseQueue, SyncListing, SyncPausing):
         return sync_face(self.store)
 
     def for_tenant(self, tenant: str) -> SyncTenantJobQueue:
-        """``JobQueue.for_tenant``, blocking: a view bound to ``tenant``."""
+        """Blocking form of [`JobQueue.for_tenant`][sqsjobs.JobQueue.for_tenant]: the view is a
+        [`SyncTenantJobQueue`][sqsjobs.SyncTenantJobQueue]."""
         return SyncTenantJobQueue(self, check_tenant(tenant))
 
     def enqueue(
@@ -305,17 +286,15 @@ class SyncJobQueue(_BaseQueue, SyncListing, SyncPausing):
         payload: Any = None,
         **options: Unpack[EnqueueOptions],
     ) -> EnqueueResult:
-        """Enqueue job ``name`` with ``payload``; ``options`` are ``EnqueueOptions``.
-
-        Everything is checked before the store is written; a duplicate under the same
-        idempotency key returns the job already there (``duplicate=True``).
-        """
+        """Blocking form of [`JobQueue.enqueue`][sqsjobs.JobQueue.enqueue], on the store's
+        blocking face: no event loop is needed, nor aioboto3."""
         request = enqueue_request("enqueue()", name, payload, options)
         prepared = prepare(self.config, request, self.clock())
         with enqueue_span([prepared.job]) as [job]:
             return self._logged(self._sync.put(job, prepared.fingerprint))
 
     def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        """Blocking form of [`JobQueue.enqueue_many`][sqsjobs.JobQueue.enqueue_many]."""
         prepared = prepare_many(self.config, requests, self.clock())
         with enqueue_span([p.job for p in prepared]) as jobs:
             try:
@@ -328,7 +307,8 @@ class SyncJobQueue(_BaseQueue, SyncListing, SyncPausing):
     def enqueue_in_transaction(
         self, requests: Iterable[EnqueueRequest], items: Sequence[Mapping[str, Any]]
     ) -> list[EnqueueResult]:
-        """``JobQueue.enqueue_in_transaction``, blocking."""
+        """Blocking form of
+        [`JobQueue.enqueue_in_transaction`][sqsjobs.JobQueue.enqueue_in_transaction]."""
         store = sync_transaction_store(self._sync)
         prepared = prepare_many(self.config, requests, self.clock())
         with enqueue_span([p.job for p in prepared]) as jobs:
@@ -344,21 +324,22 @@ class SyncJobQueue(_BaseQueue, SyncListing, SyncPausing):
         on_complete: EnqueueRequest | None = None,
         on_success: EnqueueRequest | None = None,
     ) -> Batch:
-        """``JobQueue.batch``, blocking."""
+        """Blocking form of [`JobQueue.batch`][sqsjobs.JobQueue.batch]."""
         batch_id, jobs, callbacks = self._batch_parts(requests, on_complete, on_success)
         sync_batch_store(self._sync).put_batch(batch_id, jobs, callbacks, self.clock())
         return self._logged_batch(batch_id, jobs, callbacks)
 
     def batch_status(self, batch_id: str) -> BatchStatus | None:
-        """``JobQueue.batch_status``, blocking."""
+        """Blocking form of [`JobQueue.batch_status`][sqsjobs.JobQueue.batch_status]."""
         return sync_batch_store(self._sync).batch_status(batch_id, self.clock())
 
     def get(self, job_id: str) -> Job | None:
+        """Blocking form of [`JobQueue.get`][sqsjobs.JobQueue.get]."""
         return self._sync.get(job_id, self.clock())
 
     def wait(self, job_id: str, *, timeout: float | timedelta) -> Job:
-        """``JobQueue.wait``, blocking the calling thread: the record once the job has
-        ended, read on the same schedule; ``TimeoutError`` if it has not by ``timeout``."""
+        """Blocking form of [`JobQueue.wait`][sqsjobs.JobQueue.wait]: the calling thread
+        sleeps between the reads, which follow the same schedule."""
         return self._wait_for(job_id, timeout, self.get)
 
     def _wait_for(
@@ -368,6 +349,7 @@ class SyncJobQueue(_BaseQueue, SyncListing, SyncPausing):
         return wait_blocking(job_id, timeout, read, self._pacing)
 
     def cancel(self, job_id: str, *, by: str | None = None) -> bool:
+        """Blocking form of [`JobQueue.cancel`][sqsjobs.JobQueue.cancel]."""
         cancelled = acting(self._sync.cancel, job_id, self.clock(), by=by)
         return self._logged_cancel(job_id, cancelled)
 

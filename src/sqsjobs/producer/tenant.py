@@ -112,6 +112,7 @@ class _TenantBound:
 
     @property
     def tenant(self) -> str:
+        """The tenant this view is bound to."""
         return self._tenant
 
     def __repr__(self) -> str:
@@ -180,6 +181,8 @@ class TenantJobQueue(_TenantBound, AsyncListing):
         return await self._queue.enqueue(name, payload, **options)
 
     async def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        """``JobQueue.enqueue_many`` with every request bound to this tenant; one naming
+        another tenant is refused (``JobConfigError``) before anything is written."""
         return await self._queue.enqueue_many(self._bound(requests))
 
     async def enqueue_in_transaction(
@@ -252,6 +255,7 @@ class SyncTenantJobQueue(_TenantBound, SyncListing):
         return self._queue.enqueue(name, payload, **options)
 
     def enqueue_many(self, requests: Iterable[EnqueueRequest]) -> list[EnqueueResult]:
+        """``TenantJobQueue.enqueue_many``, blocking."""
         return self._queue.enqueue_many(self._bound(requests))
 
     def enqueue_in_transaction(

@@ -32,6 +32,7 @@ class RequestCounts:
 
     @classmethod
     def none(cls) -> RequestCounts:
+        """No requests: the start of a sum."""
         return cls(Counter(), 0, 0)
 
     def __add__(self, other: RequestCounts) -> RequestCounts:
@@ -49,6 +50,7 @@ class RequestCounts:
         )
 
     def service(self, name: str) -> int:
+        """The requests to service ``name`` (``"sqs"``, ``"dynamodb"``), every action."""
         return sum(n for (service, _), n in self.requests.items() if service == name)
 
 
@@ -63,10 +65,13 @@ class RequestCounter:
         self._reads = 0
 
     def counts(self) -> RequestCounts:
+        """What was served so far; subtract an earlier count for what came between."""
         with self._lock:
             return RequestCounts(Counter(self._requests), self._writes, self._reads)
 
     def wrap(self, app: WsgiApp) -> WsgiApp:
+        """``app`` counting each request it serves; ``local_aws(counter=...)`` wraps it."""
+
         def counting(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
             self._observe(environ)
             return app(environ, start_response)

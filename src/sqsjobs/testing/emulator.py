@@ -60,9 +60,23 @@ def local_aws(
 ) -> Iterator[str]:
     """Run the AWS emulator for the duration of the block; yields its endpoint URL.
 
-    ``port=0`` picks a free port. A port that is taken raises ``OSError`` at once.
-    ``meter`` (``sqsjobs.testing.meter.BillingMeter``) sees every DynamoDB request inside
-    the lock that serves them one at a time, so the item images it reads are exact.
+        with local_aws() as endpoint:
+            store = SqsJobStore.create("test", endpoint_url=endpoint)
+
+    Args:
+        counter: Counts the requests it serves, by service and action.
+        port: The port on 127.0.0.1 to serve on; 0 picks a free one.
+        meter: A ``sqsjobs.testing.meter.BillingMeter``: it sees every DynamoDB request
+            inside the lock that serves them one at a time, so the item images it reads
+            are exact.
+
+    Yields:
+        The endpoint URL (``http://127.0.0.1:PORT``), for ``endpoint_url=``.
+
+    Raises:
+        OSError: ``port`` is taken, at once.
+        JobConfigError: ``port`` is not 0 to 65535.
+        RuntimeError: moto is not installed (the ``local`` extra).
     """
     try:
         from .server import KeepAliveServer, aws_apis_only, sdks_only

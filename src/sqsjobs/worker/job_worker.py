@@ -1,14 +1,14 @@
 """JobWorker: claims jobs from its queues and runs them, up to ``concurrency`` at a time.
 
-The claim loop never holds more jobs than it has free slots. With several queues it
-first sweeps them in list order without waiting, so a runnable job in an earlier queue
-is claimed before any in a later one; when that finds nothing it long-polls every queue
-at once and releases (without spending an attempt) whatever arrives beyond its free
-slots. A store error while claiming is logged and retried with backoff; it never ends
-the worker. ``stop(grace)`` lets running jobs finish for ``grace`` seconds, then
-interrupts them and releases them, so a deploy never burns an attempt; meanwhile it
-waits for the long polls it cut short, whose messages go back to the queue at once
-(``drain``), so the next worker meets no hidden job. With
+The claim loop (``claim_loop``) never holds more jobs than it has free slots. With
+several queues it first sweeps them in list order without waiting, so a runnable job in
+an earlier queue is claimed before any in a later one; when that finds nothing it
+long-polls every queue at once and releases (without spending an attempt) whatever
+arrives beyond its free slots. A store error while claiming is logged and retried with
+backoff; it never ends the worker. ``stop(grace)`` lets running jobs finish for
+``grace`` seconds, then interrupts them and releases them, so a deploy never burns an
+attempt; meanwhile it waits for the long polls it cut short, whose messages go back to
+the queue at once (``drain``), so the next worker meets no hidden job. With
 ``tenant_concurrency`` a claimed job whose tenant already has that many runs here is
 deferred rather than run (``tenant_cap``). While it runs it keeps a presence record of
 itself in the store (``presence``), which ``stop`` ends: ``sqsjobs workers`` lists it.
@@ -20,14 +20,12 @@ import asyncio
 import concurrent.futures
 import logging
 import signal
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..core.backoff import Backoff
 from ..core.errors import JobConfigError, describe_error
 from ..core.lifecycle import after_lease
 from ..core.models import Job
@@ -39,6 +37,7 @@ from ..observe.log import Event, default_logger, log_event
 from ..observe.metrics import Metrics, MetricsMode, RegisteredNames
 from ..observe.outputs import metrics_for
 from ..producer.queue import JobQueue
+from .claim_loop import ClaimLoop
 from .crons import run_cron, worker_crons
 from .drain import drain
 from .permits import slot_store
@@ -48,20 +47,21 @@ from .served_queues import served_queues
 from .signals import on_stop_signals
 from .tenant_cap import TenantCap
 
-LONG_POLL = 20.0  # seconds a claim may wait for work; stores cap it at what they support
-CLAIM_RETRY = Backoff(base=0.5, max=30.0)
 MAX_CONCURRENCY = 1000
 WARN_CONCURRENCY = 32  # above this, a worker's load on downstream systems deserves a look
 
 
 @dataclass(frozen=True)
 class WorkerState:
+    """A worker at one moment: serving (started, not stopping), how many jobs it runs,
+    and its id."""
+
     running: bool
     in_flight: int
     worker_id: str
 
 
-class JobWorker:
+class JobWorker(ClaimLoop):
     """Runs jobs from ``queue``'s store with the allowlisted ``handlers``."""
 
     def __init__(
@@ -82,6 +82,40 @@ class JobWorker:
         clock: Callable[[], float] | None = None,
         metrics: MetricsMode | Metrics = "off",
     ) -> None:
+        """A worker over ``queue``'s store; every argument is checked here, before it runs.
+
+        Args:
+            queue: The producer whose store it claims from; its clock and backoff (retry
+                delays) are the worker's too.
+            handlers: The allowlist: a ``JobRegistry`` (its crons run too), or a mapping
+                of job name to handler. A job of any other name is dead-lettered.
+            queues: The queues to claim from, earlier ones first; left out, the store's
+                configured queues, else the producer's default queue and those the
+                handlers declare.
+            concurrency: The most jobs run at once (1 to 1000); a blocking handler runs
+                in a thread of the worker's pool of that size.
+            tenant_concurrency: The most jobs of one tenant run at once here; one over it
+                is deferred (back in its queue shortly, the attempt not counted).
+            poll_interval: Seconds between claims on a store that cannot wait for work,
+                and the least pause after a failed claim.
+            worker_id: Its name in logs, on claimed jobs and in its presence record;
+                left out, ``worker-`` and a random suffix.
+            on_complete: Called with the job once its completion is recorded.
+            on_fail: Called with the job, the error, whether it will retry and the delay
+                before it, once a failed attempt is recorded.
+            on_dead: Called with the job and the error once it is recorded dead. Hooks
+                may be coroutine functions; one that raises is logged, never retried.
+            cron: ``Cron`` schedules to enqueue as well as the registry's; each tick is
+                enqueued once, however many workers carry it.
+            logger: Where its log lines go; left out, the ``sqsjobs`` logger.
+            clock: Epoch seconds; left out, the producer's.
+            metrics: ``"emf"``, ``"prometheus"`` or a ``Metrics``; ``"off"`` by default.
+
+        Raises:
+            JobConfigError: An empty registry, limited handlers on a store without
+                limit slots (``LimitStore``), or an invalid queue or cron.
+            ValueError: An invalid number (``concurrency``, ``poll_interval``, ...).
+        """
         registry = JobRegistry.from_handlers(handlers)
         if any(spec.limits for spec in map(registry.get, registry) if spec is not None):
             slot_store(queue.store)  # limited handlers need the store's slots: refused now
@@ -145,6 +179,7 @@ class JobWorker:
 
     @property
     def state(self) -> WorkerState:
+        """Whether it serves, and how many jobs it runs, now."""
         return WorkerState(
             running=self._started and not self._stopping,
             in_flight=self._busy,
@@ -154,7 +189,11 @@ class JobWorker:
     # -- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> None:
-        """Serve in the background on the running event loop until ``stop()``."""
+        """Serve in the background on the running event loop until ``stop()``.
+
+        Raises:
+            JobConfigError: It was started already, or stopped (a new worker is needed).
+        """
         if self._stopping:
             raise JobConfigError(
                 "invalid_option", "This worker was stopped; create a new JobWorker to start again"
@@ -184,7 +223,17 @@ class JobWorker:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Claim nothing more, let running jobs finish for ``grace`` seconds, release the rest;
-        return once the long polls it cut short have ended (``drain``)."""
+        return once the long polls it cut short have ended (``drain``).
+
+        A released job is back in its queue at once, its attempt not counted, so a
+        deploy costs no attempt. Calling it again waits for the first call to finish.
+
+        Args:
+            grace: Seconds running jobs have to finish before they are interrupted.
+
+        Raises:
+            ValueError: ``grace`` is not a number of seconds.
+        """
         grace = seconds(grace, "grace", code=None)
         if self._stopping:
             await self._stopped.wait()
@@ -213,7 +262,16 @@ class JobWorker:
         self._stopped.set()
 
     async def run(self, *, grace: float = 5.0) -> None:
-        """Start, then serve until ``stop()`` or SIGTERM/SIGINT, which drain with ``grace``."""
+        """Start, then serve until ``stop()`` or SIGTERM/SIGINT, which drain with ``grace``.
+
+        The main loop of a worker process: ``asyncio.run(worker.run())``.
+
+        Args:
+            grace: Seconds running jobs have to finish once a signal stops the worker.
+
+        Raises:
+            JobConfigError: The worker was started already, or stopped.
+        """
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 
@@ -254,94 +312,6 @@ class JobWorker:
                 await self._start(jobs[0])
                 return True
         return False
-
-    async def _serve(self) -> None:
-        failures = 0
-        while not self._stopping:
-            await self._wait_for_slot()
-            if self._stopping:
-                return
-            try:
-                await self._claim_round()
-                failures = 0
-            except Exception as error:
-                failures += 1
-                delay = max(self._poll_interval, CLAIM_RETRY.delay(failures))
-                self._log(
-                    logging.ERROR,
-                    Event.CLAIM_FAILED,
-                    f"Claim failed ({describe_error(error)}); retrying in {delay:.2f}s",
-                    error=describe_error(error),
-                )
-                await asyncio.sleep(delay)
-
-    async def _claim_round(self) -> None:
-        if len(self._queues) > 1 and await self._sweep():
-            return
-        started = time.monotonic()
-        if await self._long_poll() == 0:
-            # A store without long polling answers at once: pace it at poll_interval.
-            idle = self._poll_interval - (time.monotonic() - started)
-            if idle > 0:
-                await asyncio.sleep(idle)
-
-    async def _sweep(self) -> int:
-        """Claim without waiting, earlier queues first; the number of jobs started."""
-        started = 0
-        for queue in self._queues:
-            free = self._free()
-            if free == 0:
-                break
-            jobs = await self._queue.store.claim(queue, self.worker_id, self._clock(), limit=free)
-            for job in jobs:
-                self._start(job)
-            started += len(jobs)
-        return started
-
-    async def _long_poll(self) -> int:
-        """Wait on every queue at once; the number of jobs started by the polls that ended."""
-        for queue in self._queues:
-            if queue not in self._polls:
-                self._polls[queue] = asyncio.ensure_future(self._poll(queue, self._free()))
-        done, _ = await asyncio.wait(self._polls.values(), return_when=asyncio.FIRST_COMPLETED)
-        for queue in [q for q, task in self._polls.items() if task in done]:
-            del self._polls[queue]
-        failures = [task.exception() for task in done if task.exception() is not None]
-        if failures:
-            raise failures[0]  # type: ignore[misc]
-        return sum(task.result() for task in done)
-
-    async def _poll(self, queue: str, limit: int) -> int:
-        """One long poll; what it brings is started or released at once, never left waiting."""
-        jobs = await self._queue.store.claim(
-            queue, self.worker_id, self._clock(), limit=limit, wait=LONG_POLL
-        )
-        started = 0
-        for job in jobs:
-            if self._free() > 0 and not self._stopping:
-                self._start(job)
-                started += 1
-            else:
-                await self._give_back(job)
-        return started
-
-    async def _give_back(self, job: Job) -> None:
-        assert job.lease_token is not None
-        if await self._queue.store.release(job.id, job.lease_token, "no free slot", self._clock()):
-            self._log(
-                logging.DEBUG,
-                Event.RELEASED,
-                f"Released job {job.id}: claimed by a long poll with no free slot",
-                job,
-            )
-
-    def _free(self) -> int:
-        return self._concurrency - self._busy
-
-    async def _wait_for_slot(self) -> None:
-        while self._free() <= 0 and not self._stopping:
-            self._slot_freed.clear()
-            await self._slot_freed.wait()
 
     # -- running -------------------------------------------------------------------------
 

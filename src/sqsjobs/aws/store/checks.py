@@ -58,7 +58,9 @@ def checked_shards(value: object, what: str = "index_shards") -> int:
         what,
         minimum=1,
         maximum=MAX_SHARDS,
-        why="a stats call makes 4 x index_shards queries per queue; see docs/scaling.md",
+        why=(
+            "a stats call makes 4 x index_shards queries per queue; see docs/explanation/scaling.md"
+        ),
         code=None,
     )
 

@@ -130,7 +130,7 @@ class StoreSettings:
             Source(SHARDS_ENV, "IndexShards", parse_shards, absent=str(DEFAULT_SHARDS)),
         ),
     )
-    """List-index partitions per status, 1 to 256; may only grow (docs/scaling.md)."""
+    """List-index partitions per status, 1 to 256; may only grow (docs/explanation/scaling.md)."""
 
     # -- how long records are kept ------------------------------------------------------
     retention: float = field(default=86_400.0, metadata=_about(_seconds()))
@@ -341,7 +341,7 @@ def _agree_on_shards(agreed: tuple[str, int] | None, name: str, shards: int) -> 
         raise ValueError(
             f"Stacks {agreed[0]!r} and {name!r} share one table but give IndexShards "
             f"{agreed[1]} and {shards}; deploy both with the same IndexShards (it may only "
-            "grow: docs/scaling.md)"
+            "grow: docs/explanation/scaling.md)"
         )
     return agreed or (name, shards)
 

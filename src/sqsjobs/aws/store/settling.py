@@ -76,6 +76,8 @@ class SettleCalls:
         *,
         progress: JsonValue | None = None,
     ) -> bool:
+        """Record the job completed, False if the lease was lost; its message is deleted
+        soon after, with others (``background``), or by Lambda in its handler."""
         text = None if result is None else dump_json(plain_json(result, "result"))
         delivery = self._state.deliveries.get(job_id, lease_token)
         claimed = None if delivery is None else delivery.job
@@ -99,6 +101,8 @@ class SettleCalls:
         *,
         progress: JsonValue | None = None,
     ) -> bool:
+        """Record a failed attempt: retried at ``retry_at`` (the message hidden until
+        then), else dead; False if the lease was lost. See ``settle``."""
         delivery = await self._delivery(job_id, lease_token)
         layout = self._layout_for(delivery)
         flow = settle.fail(

@@ -5,8 +5,8 @@ Every method is "which flow, which driver": the async face drives the flows of
 where the worker extra is not installed), the ``sync`` face (``blocking``) drives the same
 flows on boto3. Both share one ``StoreState``: the layout learned so far, the clock, and
 which message delivered each claim. What the async face adds is the worker's side:
-claiming (``claims``), the writes after a claim (``settling``), deletes batched and held
-messages handed back (``background``).
+claiming (``claims``), the writes after a claim (``settling``), the limit slots
+(``slot_calls``), deletes batched and held messages handed back (``background``).
 
 ``lambda_mode`` gives the Lambda handler a store of its own over the same state, in
 threaded mode, leaving deletes of completed jobs' messages to Lambda.
@@ -21,7 +21,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from ...core.models import Job
-from ...core.store import SlotTaken
 from ..wire import sqs
 from ..wire.protocol import AwsError, Call, Flow, Reply, adrive, drive, public_error
 from . import operations
@@ -31,6 +30,7 @@ from .blocking import SqsSyncView
 from .claims import CANCELLED_CLAIM, Claims
 from .presence import PresenceCalls
 from .settling import Mode, SettleCalls
+from .slot_calls import SlotCalls
 from .state import StoreState
 
 if TYPE_CHECKING:
@@ -48,10 +48,10 @@ T = TypeVar("T")
 DEFAULT_BANDS = (1,)  # one lane: jobs of priority 1 and up run before the default backlog
 
 
-class SqsJobStore(PresenceCalls, SettleCalls):
+class SqsJobStore(PresenceCalls, SettleCalls, SlotCalls):
     """Jobs in SQS + DynamoDB: durable, shared by any number of producers and workers.
 
-    See ``docs/aws-store.md`` for the table layout, the message schema and the request
+    See ``docs/explanation/aws-store.md`` for the table layout, the message schema and the request
     budget. Its configuration is one value, ``StoreSettings`` (``settings=``), or the
     keywords that build one; ``store.settings`` is that value. ``create`` makes the
     resources for development and tests; production deploys ``infra/`` and uses
@@ -117,14 +117,38 @@ class SqsJobStore(PresenceCalls, SettleCalls):
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> SqsJobStore:
-        """From ``SQSJOBS_TABLE`` and ``SQSJOBS_QUEUES="default=URL,high=URL"``."""
+        """From ``SQSJOBS_TABLE`` and ``SQSJOBS_QUEUES="default=URL,high=URL"``.
+
+        The other ``SQSJOBS_*`` variables a stack's outputs map to are read too when set
+        (``SQSJOBS_DEAD_LETTER_QUEUES``, ``SQSJOBS_PRIORITY_LANES``, ...; ``config``).
+
+        Args:
+            **kwargs: ``StoreSettings`` fields, which win over the environment.
+
+        Raises:
+            ValueError: A variable it needs is unset, or a setting is invalid.
+        """
         from .config import StoreSettings, env_arguments
 
         return cls(settings=StoreSettings(**{**env_arguments(), **kwargs}))
 
     @classmethod
     def from_stack(cls, stack_name: str, **kwargs: Any) -> SqsJobStore:
-        """From the outputs of a stack deployed from ``infra/`` (see docs/aws-store.md)."""
+        """From the outputs of a stack deployed from ``infra/`` (see docs/explanation/aws-store.md).
+
+        One ``DescribeStacks`` per stack, at once, on boto3's credential chain.
+
+        Args:
+            stack_name: The stack, or several sharing one table (``"app,app-reports"``:
+                a ``sqsjobs`` stack and ``sqsjobs-queue`` stacks), served as one store.
+            **kwargs: ``StoreSettings`` fields, which win over the outputs; their
+                endpoint and SDK objects are used to read the stack too.
+
+        Raises:
+            ValueError: The stacks lack an output, name different tables or shard
+                counts, or a setting is invalid.
+            JobStoreError: CloudFormation refused the read (no such stack, no access).
+        """
         from .config import StoreSettings, arguments_of_stack
 
         found = arguments_of_stack(stack_name, kwargs)
@@ -143,9 +167,21 @@ class SqsJobStore(PresenceCalls, SettleCalls):
     ) -> SqsJobStore:
         """Create (or find) the table, queues and DLQs for ``prefix``; for dev and tests.
 
-        Each queue also gets a priority lane per band of ``priority_bands`` (the lowest
-        priority each carries; empty: no lanes), redriven to the queue's DLQ.
-        ``fifo``: ``True`` makes every queue FIFO, or name the queues that are.
+        Production deploys the templates instead (``sqsjobs.infra``), which add alarms,
+        policies and a stack policy protecting the table.
+
+        Args:
+            prefix: Names the table (``{prefix}-jobs``) and the queues made for it.
+            queues: The job queues to make, each with its dead-letter queue.
+            max_receive_count: Receives of a message before SQS moves it to the DLQ.
+            priority_bands: A priority lane per band (the lowest priority each carries;
+                empty: no lanes), redriven to the queue's DLQ.
+            fifo: ``True`` makes every queue FIFO, or name the queues that are.
+            **kwargs: ``StoreSettings`` fields (``endpoint_url``, ``region_name``, ...).
+
+        Raises:
+            ValueError: An invalid prefix, queue name or setting; nothing was made.
+            JobStoreError: AWS refused a create (what came before it is kept).
         """
         from .config import StoreSettings
         from .provision import provisioned
@@ -173,10 +209,12 @@ class SqsJobStore(PresenceCalls, SettleCalls):
 
     @property
     def table_name(self) -> str:
+        """The DynamoDB table of the job records."""
         return self._state.layout.table
 
     @property
     def queue_urls(self) -> Mapping[str, str]:
+        """Each queue's SQS URL, by queue name."""
         return MappingProxyType(dict(self._state.layout.queue_urls))
 
     @property
@@ -205,12 +243,15 @@ class SqsJobStore(PresenceCalls, SettleCalls):
     # -- producer ------------------------------------------------------------------------
 
     async def put(self, job: Job, fingerprint: str | None) -> EnqueueResult:
+        """Write the record, then send its message (``flows.put``)."""
         return await self._run(operations.put_job(self._state, job, fingerprint))
 
     async def put_many(self, items: Sequence[tuple[Job, str | None]]) -> list[EnqueueResult]:
+        """Write ten at a time, records first, then their messages (``flows.put``)."""
         return await self._run(operations.put_jobs(self._state, items))
 
     async def get(self, job_id: str, now: float) -> Job | None:
+        """The job's record (one ``GetItem``); None if unknown or past its retention."""
         return await self._run(operations.get_job(self._state, job_id, now))
 
     async def put_batch(
@@ -220,6 +261,7 @@ class SqsJobStore(PresenceCalls, SettleCalls):
         await self._run(operations.put_batch(self._state, batch_id, jobs, callbacks))
 
     async def batch_status(self, batch_id: str, now: float) -> BatchStatus | None:
+        """How far the batch has come, from its counters; None for an id with no batch."""
         return await self._run(operations.batch_status(self._state, batch_id, now))
 
     async def pause(self, queue: str, now: float) -> None:
@@ -228,6 +270,7 @@ class SqsJobStore(PresenceCalls, SettleCalls):
         self._state.pauses.learn(await self._run(operations.pause_queue(self._state, queue, now)))
 
     async def resume(self, queue: str, now: float) -> None:
+        """Let ``queue``'s claims start jobs again, within seconds on every worker."""
         self._state.pauses.learn(await self._run(operations.resume_queue(self._state, queue)))
 
     async def paused(self, now: float) -> Mapping[str, float]:
@@ -243,6 +286,7 @@ class SqsJobStore(PresenceCalls, SettleCalls):
         return await self._run(operations.put_in_transaction(self._state, jobs, items))
 
     async def cancel(self, job_id: str, now: float, *, by: str | None = None) -> bool:
+        """Cancel a job that has not ended; ``by``: who, for its history."""
         return await self._run(operations.cancel_job(self._state, job_id, now, by))
 
     # -- claiming and after a claim ------------------------------------------------------
@@ -252,20 +296,6 @@ class SqsJobStore(PresenceCalls, SettleCalls):
     ) -> list[Job]:
         """Claim up to ``limit`` jobs, long-polling up to ``wait`` seconds; see ``claims``."""
         return await self._claims.claim(queue, worker_id, now, limit, wait)
-
-    # -- limit slots (``sqsjobs.worker.permits``; ``flows.limits``) ---------------------
-
-    async def take_slot(
-        self, key: str, order: Sequence[int], holder: str, until: float, now: float
-    ) -> SlotTaken:
-        flow = operations.take_slot(self._state, key, order, holder, until, now)
-        return SlotTaken(*await self._run(flow))
-
-    async def extend_slot(self, key: str, slot: int, holder: str, until: float, now: float) -> bool:
-        return await self._run(operations.extend_slot(self._state, key, slot, holder, until))
-
-    async def free_slot(self, key: str, slot: int, holder: str, now: float) -> bool:
-        return await self._run(operations.free_slot(self._state, key, slot, holder))
 
     # -- operators: the reconciler, dead letters, stats ----------------------------------
 
@@ -323,13 +353,21 @@ class SqsJobStore(PresenceCalls, SettleCalls):
         await self._background.wait_cut_short()
 
     async def aclose(self) -> None:
-        """Send pending deletes, hand back held messages (and cancelled claims'), close clients."""
+        """Send pending deletes, hand back held messages (and cancelled claims'), close clients.
+
+        Call it (or use ``async with``) before the event loop ends: what is left pending
+        is safe to lose, but comes back (a message once, a held one after its visibility).
+        """
         await self._background.aclose()
         await self._transport.aclose()
         self._state.boto.close()
 
     def close(self) -> None:
-        """Close the blocking clients (pending SQS work is sent first); see ``aclose``."""
+        """Close the blocking clients (pending SQS work is sent first); see ``aclose``.
+
+        For a store used only through its ``sync`` face (or ``with``); one whose async
+        face opened clients warns (``ResourceWarning``) that only ``aclose`` closes them.
+        """
         for flow in self._background.leftovers():
             with contextlib.suppress(AwsError):  # unsent work comes back on its own
                 drive(flow, self._state.boto)
@@ -352,4 +390,5 @@ class SqsJobStore(PresenceCalls, SettleCalls):
 
     # Last, so that ``list`` in the annotations above is the builtin, not this method.
     async def list(self, filter: JobFilter, limit: int, cursor: str | None, now: float) -> JobPage:
+        """A page of the jobs ``filter`` selects, from the list index (``flows.listing``)."""
         return await self._run(operations.list_jobs(self._state, filter, limit, cursor, now))

@@ -11,7 +11,7 @@ Each job of the batch keeps ``batch_shard``; the write that counts its end sets 
 ``batch_counted`` in the same transaction as the shard's count, conditional on its not
 being set: so a job's end is counted once, however often that is tried. Shards keep the
 counts small and spread: a batch of 10,000 jobs ending at 1,000 a second writes each of
-its 400 shards a few times a second (``docs/scaling.md``).
+its 400 shards a few times a second (``docs/explanation/scaling.md``).
 """
 
 from __future__ import annotations

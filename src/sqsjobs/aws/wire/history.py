@@ -3,7 +3,7 @@
 For tests and benchmarks (``tests/aws/test_ended_partitions.py``, ``bench/request_costs.py``);
 no store calls it.
 
-An operator read must cost what is open, not what the table keeps (docs/scaling.md).
+An operator read must cost what is open, not what the table keeps (docs/explanation/scaling.md).
 Measuring that needs a table holding thousands of ended jobs; running each through a
 worker would take minutes on the emulator. ``keep_history`` writes them as the store's
 own ending writes leave them: records from the store's codec (``wire.items``), ended as

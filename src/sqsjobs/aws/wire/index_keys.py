@@ -18,7 +18,7 @@ read the records the index points at; they are rare operator calls. The shard co
 (``Layout.index_shards``) spreads a queue over partitions (one partition key takes
 about 1,000 writes/s); an item records its shard in ``list_pk``, so readers with N
 shards find every item written with M <= N: the count may grow on a live table, never
-shrink (docs/scaling.md). Records that ended under format 2 stay in their open
+shrink (docs/explanation/scaling.md). Records that ended under format 2 stay in their open
 partition, ``phase`` saying how they ended, until their retention ends.
 
 Records written by the previous layout (item version 1) have no ``list_pk`` and live in

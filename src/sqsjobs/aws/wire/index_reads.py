@@ -3,7 +3,7 @@
 A range is one partition of a list index and a span of its sort key: of ``by_queue``,
 one queue's shard (``list_pk``) and a ``list_sk`` span (after a cursor, before a
 cutoff); of the previous layout's ``by_status``, one (status, shard) partition and one
-queue's ``gsi_sk`` span. Their cost grows with the shard count (docs/scaling.md).
+queue's ``gsi_sk`` span. Their cost grows with the shard count (docs/explanation/scaling.md).
 
 ``by_queue`` projects no status and no payload, so a reader that needs them fetches the
 records a page points at with ``BatchGetItem`` (``get_records``), eventually consistent:

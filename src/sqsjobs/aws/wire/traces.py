@@ -8,7 +8,7 @@ place, and a reader shows a trace only beside the error it was kept for.
 
 Compressed, a traceback of a few frames takes a few hundred bytes; the 8 KiB most
 (``MAX_TRACEBACK_BYTES``) about 2 KB. Only a job that failed carries one, and every later
-write of that record bills its size (``docs/aws-store.md``). Releases before this one
+write of that record bills its size (``docs/explanation/aws-store.md``). Releases before this one
 ignore the attribute: it needs no new record format.
 """
 

@@ -9,7 +9,7 @@ every action is a same-origin POST with a CSRF token and a small body;
 ``allowed_names(names)`` checks ``allowed_hosts`` as ``make_dashboard`` does, for a
 caller that takes them from elsewhere (``sqsjobs dashboard --allowed-host``) and wants
 to refuse a wrong one before it builds the app. Needs the ``dashboard`` extra
-(starlette, jinja2; uvicorn for the command). See docs/dashboard.md.
+(starlette, jinja2; uvicorn for the command). See docs/how-to/dashboard.md.
 """
 
 from __future__ import annotations

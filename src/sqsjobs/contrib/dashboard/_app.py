@@ -64,24 +64,37 @@ def make_dashboard(
 ) -> Starlette:
     """A Starlette app showing ``target``'s jobs: a store, or a ``JobQueue``/``SyncJobQueue``.
 
-    Read-only unless ``actions`` is True (retry, cancel, redrive, pause and resume).
-    ``auth`` is called with each request and must return True (or an awaitable of True)
-    to let it through; anything else is a 403. ``show_payloads=False`` hides payloads,
-    results, progress, idempotency keys and error messages (an error shows its
-    exception's class). ``error_redactor`` takes an error's text and returns what to
-    show of it, payloads shown or hidden.
-    ``refresh`` is how often (seconds) a page updates its figures in place, 0 for never.
-    ``secret`` keys the CSRF tokens; the default, random per app, is right unless several
-    processes serve one dashboard behind a load balancer. ``clock`` defaults to the
-    queue's clock, else ``time.time``.
-
     Only requests for the Host 127.0.0.1, localhost or ::1 (any port) are answered, and
-    for the names in ``allowed_hosts`` (``["*"]``: any, for a host app that checks Host
-    itself); another Host is a 400, so a site rebinding its name to this address (DNS
-    rebinding) reads nothing.
+    for the names in ``allowed_hosts``; another Host is a 400, so a site rebinding its
+    name to this address (DNS rebinding) reads nothing. Mount it in a host app:
+    ``app.mount("/jobs", make_dashboard(queue, auth=is_staff, allowed_hosts=[...]))``.
 
-    Mount it in a host app: ``app.mount("/jobs", make_dashboard(queue, auth=is_staff,
-    allowed_hosts=["ops.example.com"]))``.
+    Args:
+        target: The store to show, or a producer (its store and its clock).
+        actions: Offer retry, cancel, redrive, pause and resume; read-only if False.
+        auth: Called with each request; it must return True (or an awaitable of True)
+            to let it through, anything else is a 403. Left out, anyone who reaches the
+            app may read it.
+        show_payloads: False hides payloads, results, progress, idempotency keys and
+            error messages (an error shows its exception's class).
+        refresh: How often (seconds) a page updates its figures in place; 0: never.
+        page_size: Jobs per page of a list, up to 1000.
+        title: The name in each page's title and header.
+        secret: The key of the CSRF tokens; the default, random per app, is right unless
+            several processes serve one dashboard behind a load balancer.
+        clock: Epoch seconds; left out, the queue's clock, else ``time.time``.
+        allowed_hosts: Host names answered besides the loopback ones; ``["*"]``: any,
+            for a host app that checks Host itself.
+        error_redactor: Takes an error's text and returns what to show of it, payloads
+            shown or hidden.
+
+    Returns:
+        The app, ready to mount or to serve (``uvicorn``).
+
+    Raises:
+        TypeError: ``target`` is neither a store nor a queue, or ``error_redactor`` is
+            not callable.
+        ValueError: An invalid ``refresh``, ``page_size`` or host name.
     """
     store: JobStore = getattr(target, "store", target)
     if not isinstance(store, JobStore):

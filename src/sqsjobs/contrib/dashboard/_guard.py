@@ -28,6 +28,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 Auth = Callable[[Request], bool | Awaitable[bool]]
+"""``make_dashboard``'s ``auth``: called with each request, it lets it through by
+returning True (or an awaitable of True); anything else is a 403."""
 
 COOKIE = "sqsjobs_dashboard"
 FIELD = "csrf_token"
