@@ -29,7 +29,7 @@ from collections import defaultdict
 
 from sqsjobs import EnqueueRequest, Job, JobContext, JobQueue, JobWorker
 from sqsjobs.aws import SqsJobStore
-from sqsjobs.testing import local_aws
+from sqsjobs.testing import RequestCounter, local_aws
 
 CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "bench",
@@ -134,6 +134,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--lean", action="store_true", help="the worker on the lean path")
     parser.add_argument("--top", type=int, default=25, help="buckets to print")
+    parser.add_argument("--keep", help="copy the raw profile here (pstats format)")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     options = parser.parse_args()
     for name, value in CREDENTIALS.items():
@@ -142,7 +143,8 @@ def main() -> None:
         endpoint, prefix, jobs, concurrency, out = options.worker
         asyncio.run(drain(endpoint, prefix, int(jobs), int(concurrency), out))
         return
-    with local_aws() as endpoint, tempfile.TemporaryDirectory() as where:
+    counter = RequestCounter()
+    with local_aws(counter=counter) as endpoint, tempfile.TemporaryDirectory() as where:
         prefix = f"profile-{uuid.uuid4().hex[:8]}"
         store = SqsJobStore.create(prefix, endpoint_url=endpoint)
         requests = [EnqueueRequest("bench.noop", {"n": n}) for n in range(options.jobs)]
@@ -153,8 +155,18 @@ def main() -> None:
         environment = os.environ | {"SQSJOBS_LEAN": "1" if options.lean else "0"}
         worker = [str(options.jobs), str(options.concurrency), out]
         command = [sys.executable, __file__, "--worker", endpoint, prefix, *worker]
+        before = counter.counts()
         subprocess.run(command, check=True, env=environment)
+        spent = counter.counts() - before
+        calls = ", ".join(
+            f"{action} {n / options.jobs:.2f}" for (_, action), n in sorted(spent.requests.items())
+        )
+        print(f"the worker's requests per job (its start and stop included): {calls}")
         report(out, options.jobs, options.top)
+        if options.keep:
+            import shutil
+
+            shutil.copy(out, options.keep)
 
 
 if __name__ == "__main__":

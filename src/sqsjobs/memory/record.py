@@ -20,7 +20,7 @@ from ..core.history import (
     completion_entry,
 )
 from ..core.lifecycle import ClaimDecision, claim_decision
-from ..core.models import Job, JobStatus
+from ..core.models import Job, JobStatus, constructed_job
 from ..core.times import epoch, utc, utc_or_none
 from ..core.tracebacks import traceback_of
 from ..core.validation import dump_json
@@ -109,7 +109,7 @@ class Record:
         )
 
     def to_job(self) -> Job:
-        return Job.model_construct(
+        return constructed_job(
             id=self.id,
             queue=self.queue,
             name=self.name,

@@ -21,7 +21,7 @@ from ..core.errors import JobConfigError
 from ..core.fields import DATA_FIELDS
 from ..core.idempotency import fingerprint as fingerprint_of
 from ..core.lifecycle import initial_status
-from ..core.models import Job, JobStatus, untenanted_group
+from ..core.models import Job, JobStatus, constructed_job, untenanted_group
 from ..core.requests import EnqueueRequest, JobFilter
 from ..core.times import utc
 from ..core.validation import (
@@ -180,7 +180,7 @@ def prepare(config: QueueConfig, request: EnqueueRequest, now: float) -> Prepare
     if config.registry is not None:
         check_handled(config.registry, name, payload)
     data = {field.name: field.check(getattr(request, field.name)) for field in DATA_FIELDS}
-    job = Job.model_construct(
+    job = constructed_job(
         id=uuid.uuid4().hex,
         queue=queue,
         name=name,

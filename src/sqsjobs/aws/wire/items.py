@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from ...core.errors import JobStoreError, describe_error
 from ...core.fields import DATA_FIELDS
 from ...core.lifecycle import past_retention
-from ...core.models import Job, JobStatus
+from ...core.models import Job, JobStatus, constructed_job
 from ...core.text import safe_line
 from ...core.times import epoch, utc, utc_or_none
 from ...core.validation import dump_json
@@ -305,7 +305,7 @@ def readable(item: Attributes, operation: str) -> Stored:
 def stored_from_item(item: Attributes) -> Stored:
     """Decode an item written by this module (raises ``KeyError``/``ValueError`` if not)."""
     history, history_count = history_of(item)  # none on records of earlier releases
-    job = Job.model_construct(
+    job = constructed_job(
         id=_s(item, "id"),
         queue=_s(item, "queue"),
         name=_s(item, "name"),
