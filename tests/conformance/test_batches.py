@@ -172,8 +172,10 @@ async def test_two_hundred_jobs_at_concurrency_16_call_on_complete_once(
         return int(ctx.payload["n"])
 
     async def summary(ctx: JobContext) -> None:
-        assert ctx.batch is not None
-        callbacks.append(f"{ctx.job.batch_callback}:{ctx.batch.completed}/{ctx.batch.dead}")
+        # The batch's record lives the harness's 4 s retention past its last job's end: a
+        # loaded machine may start the callback later, and it is then given no batch.
+        counts = "expired" if ctx.batch is None else f"{ctx.batch.completed}/{ctx.batch.dead}"
+        callbacks.append(f"{ctx.job.batch_callback}:{counts}")
 
     batch = await queue.batch(
         requests(200),
@@ -185,13 +187,19 @@ async def test_two_hundred_jobs_at_concurrency_16_call_on_complete_once(
     async with worker:
         # About 15 s on an idle emulator; a loaded machine may take several times that.
         deadline = time.monotonic() + 240
-        while not (callbacks and (await queue.batch_status(batch.id)).open == 0):  # type: ignore[union-attr]
+        while not callbacks or await _still_open(queue, batch.id):
             assert time.monotonic() < deadline, f"on_complete did not run: {callbacks}"
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.3)  # a second on_complete, were there one, would run now
-    assert callbacks == ["on_complete:199/1"]  # on_success never ran: it was cancelled
+    # on_success never ran: it was cancelled
+    assert callbacks in (["on_complete:199/1"], ["on_complete:expired"]), callbacks
     on_success = await harness.store.get(batch.callback_ids[1], harness.now())
     assert on_success is None or on_success.status is C  # None: past the harness's retention
+
+
+async def _still_open(queue: JobQueue, batch_id: str) -> bool:
+    status = await queue.batch_status(batch_id)
+    return status is not None and status.open > 0  # None: past the harness's retention
 
 
 async def test_a_tenants_view_writes_its_batch_for_it_and_reads_only_its_own(
