@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 PAGES = {
     "home": ("", "sqsjobs"),
-    "how-to": ("how-to/idempotency/", "Idempotency keys"),
+    "how-to": ("how-to/workers-lambda/", "Workers on Lambda"),
     "api": ("reference/api/producers/", "Producers"),
 }
 _BROKEN_IMAGES = (
