@@ -24,6 +24,17 @@ def test_a_job_survives_the_codec_exactly(payload: object) -> None:
     assert (decoded.fingerprint, decoded.expires_at) == (made.fingerprint, None)
 
 
+def test_decoded_jobs_get_empty_containers_of_their_own() -> None:
+    """A record without labels, parents, children or history decodes to new empty ones
+    (``constructed_job``), never one object shared between jobs."""
+    made = prepared({"to": "zoë@example.com"}, at=NOW, tenant="acme")
+    item = item_from_job(made.job, made.fingerprint, DEFAULT_SHARDS)
+    first, second = stored_from_item(item).job, stored_from_item(item).job
+    for name in ("labels", "after", "children", "history"):
+        assert getattr(first, name) == getattr(second, name) == type(getattr(first, name))()
+        assert getattr(first, name) is not getattr(second, name), name
+
+
 @pytest.mark.parametrize("value", [2**53 + 1, -(2**63) - 1, 10**30 + 7])
 def test_integer_attributes_are_read_exactly(value: int) -> None:
     """Through a float, 2**53 + 1 would come back as 2**53."""

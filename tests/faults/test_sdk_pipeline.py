@@ -14,7 +14,7 @@ import time
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import boto3
@@ -52,29 +52,6 @@ class Seen:
 
 def prefix() -> str:
     return f"sdk-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-async def made(faulty_aws: FaultyAws) -> AsyncIterator[Callable[..., SqsJobStore]]:
-    """Stores on one fresh set of resources, closed at the end."""
-    base = SqsJobStore.create(prefix(), endpoint_url=faulty_aws.endpoint)
-    opened: list[SqsJobStore] = []
-
-    def store(**options: Any) -> SqsJobStore:
-        one = SqsJobStore(
-            table_name=base.table_name,
-            queue_urls=base.queue_urls,
-            dead_letter_queue_urls=base.dead_letter_queue_urls,
-            endpoint_url=faulty_aws.endpoint,
-            **options,
-        )
-        opened.append(one)
-        return one
-
-    yield store
-    for one in opened:
-        await one.aclose()
-    base.close()
 
 
 async def run_jobs(store: SqsJobStore, count: int, batch: int = 10) -> None:

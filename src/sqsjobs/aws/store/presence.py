@@ -8,26 +8,17 @@ claiming and settling; the Lambda handler's threaded twin (``lambda_mode``) inhe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from . import operations
-from .state import StoreState
+from .state import AsyncCalls, StoreState
 
 if TYPE_CHECKING:
     from ...core.presence import WorkerPresence
-    from ..wire.protocol import Flow
-
-T = TypeVar("T")
 
 
-class PresenceCalls:
+class PresenceCalls(AsyncCalls):
     """``PresenceStore`` on the async face."""
-
-    _state: StoreState
-
-    if TYPE_CHECKING:
-
-        async def _run(self, flow: Flow[T]) -> T: ...
 
     async def put_presence(self, presence: WorkerPresence) -> None:
         """Write a worker's presence record (``core.presence``), replacing its last."""

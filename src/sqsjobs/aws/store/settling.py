@@ -10,7 +10,7 @@ write of its own (``core.progress``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import JsonValue
 
@@ -20,12 +20,10 @@ from ..flows import settle
 from ..flows.claim import Delivery
 from ..wire.layout import Layout
 from .background import Background
-from .state import StoreState
+from .state import AsyncCalls
 
 if TYPE_CHECKING:
     from ..wire.protocol import Flow
-
-T = TypeVar("T")
 
 
 class Mode(NamedTuple):
@@ -33,18 +31,13 @@ class Mode(NamedTuple):
     delete_on_complete: bool = True  # Lambda deletes the messages it is not told of
 
 
-class SettleCalls:
+class SettleCalls(AsyncCalls):
     """``heartbeat``, ``complete``, ``fail`` and ``release`` of ``SqsJobStore``."""
 
     keeps_progress = True  # each takes ``progress=`` (``worker.progress``)
 
-    _state: StoreState
     _mode: Mode
     _background: Background
-
-    if TYPE_CHECKING:
-
-        async def _run(self, flow: Flow[T]) -> T: ...
 
     async def heartbeat(
         self,

@@ -10,26 +10,14 @@ and the operators; the Lambda handler's threaded twin (``lambda_mode``) inherits
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
 
 from ...core.store import SlotTaken
 from . import operations
-from .state import StoreState
-
-if TYPE_CHECKING:
-    from ..wire.protocol import Flow
-
-T = TypeVar("T")
+from .state import AsyncCalls
 
 
-class SlotCalls:
+class SlotCalls(AsyncCalls):
     """``LimitStore`` on the async face."""
-
-    _state: StoreState
-
-    if TYPE_CHECKING:
-
-        async def _run(self, flow: Flow[T]) -> T: ...
 
     async def take_slot(
         self, key: str, order: Sequence[int], holder: str, until: float, now: float

@@ -106,3 +106,15 @@ class StoreState:
             return drive(flow, self.boto)
         except AwsError as error:
             raise public_error(error) from error.cause
+
+
+class AsyncCalls:
+    """A base of each group of ``SqsJobStore``'s async calls (``presence``, ``settling``,
+    ``slot_calls``): the state they drive their flows over, and ``_run``, which the store
+    itself defines, on its transport."""
+
+    _state: StoreState
+
+    if TYPE_CHECKING:
+
+        async def _run(self, flow: Flow[T]) -> T: ...
